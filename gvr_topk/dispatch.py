@@ -1,0 +1,163 @@
+"""Pure host-side dispatch: ``route(b, n, npad, k) -> Plan``.
+
+No tensors, no device queries: every input is a plain int, so the rules are unit-tested on CPU (golden plans, both
+sides of each threshold, every family reachable). Constants come from :mod:`gvr_topk.tuning`.
+"""
+
+from dataclasses import dataclass
+from typing import Optional
+
+from . import tuning
+
+#: Kernel families, the names ``family=`` accepts.
+FAMILIES = ("reg", "stream", "split")
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How one launch runs.
+
+    Attributes
+    ----------
+    family : str
+        One of :data:`FAMILIES`.
+    block : int
+        ``reg``: the register tile (columns held per program); ``stream``/``split``: scores per loop iteration.
+    num_warps : int
+        Warps per program.
+    cap : int
+        Candidate capacity per row (streaming families; 0 for ``reg``).
+    aim : int
+        Survivors the sampled threshold aims for (streaming families).
+    sample : int
+        Scores sampled per row to place the threshold (streaming families).
+    split : int
+        Programs per row (``split``; 1 otherwise).
+    """
+
+    family: str
+    block: int
+    num_warps: int
+    cap: int = 0
+    aim: int = 0
+    sample: int = 0
+    split: int = 1
+
+
+def _pow2_ceil(x: int) -> int:
+    return 1 << max(int(x) - 1, 0).bit_length()
+
+
+def _check(b: int, n: int, npad: int, k: int) -> None:
+    for name, v in (("b", b), ("n", n), ("npad", npad), ("k", k)):
+        if not isinstance(v, int) or isinstance(v, bool):
+            raise TypeError(f"route: {name} must be an int, got {type(v).__name__}")
+    if b < 1:
+        raise ValueError(f"route: b (rows) must be >= 1, got {b}")
+    if k < 1:
+        raise ValueError(f"route: k must be >= 1, got {k}")
+    if npad < 1 or n < 0:
+        raise ValueError(f"route: need npad >= 1 and n >= 0, got npad={npad}, n={n}")
+
+
+def capacity(k: int) -> int:
+    """Candidate capacity of the streaming families for ``k`` selections per row."""
+    for k_max, cap in tuning.CAP_BY_K:
+        if k <= k_max:
+            return cap
+    return tuning.CAP_BY_K[-1][1]
+
+
+def _reg_plan(n: int) -> Plan:
+    block = max(_pow2_ceil(n), tuning.REG_MIN_BLOCK)
+    warps = next(w for size, w in tuning.REG_WARPS if block <= size)
+    return Plan("reg", block=block, num_warps=warps)
+
+
+def _stream_params(n: int, k: int):
+    cap = capacity(k)
+    aim = int(cap * tuning.AIM_FRACTION)
+    want = _pow2_ceil(-(-tuning.SAMPLE_ABOVE * n // aim))
+    sample = min(max(want, tuning.SAMPLE_MIN), tuning.SAMPLE_MAX, cap)
+    return cap, aim, sample
+
+
+def _split_factor(b: int, n: int, num_sms: int) -> int:
+    target = tuning.SPLIT_TARGET_PROGRAMS * num_sms // tuning.DEFAULT_NUM_SMS
+    r = -(-target // b)
+    r = min(r, -(-n // tuning.SPLIT_MIN_CHUNK), tuning.SPLIT_MAX)
+    return max(r, tuning.SPLIT_MIN)
+
+
+def plan_for(family: str, b: int, n: int, npad: int, k: int, *, num_sms: Optional[int] = None) -> Plan:
+    """The plan of one given family at a shape (what ``family=`` forces).
+
+    Parameters
+    ----------
+    family : str
+        One of :data:`FAMILIES`.
+    b, n, npad, k : int
+        Rows, row length (the envelope for varlen batches), row width, selections per row.
+    num_sms : int, optional
+        SMs of the target GPU (default: the H200's 132).
+
+    Returns
+    -------
+    Plan
+
+    Raises
+    ------
+    ValueError
+        Unknown family, or ``reg`` for rows longer than ``tuning.REG_MAX_N``.
+    """
+    _check(b, n, npad, k)
+    num_sms = tuning.DEFAULT_NUM_SMS if num_sms is None else num_sms
+    if num_sms < 1:
+        raise ValueError(f"route: num_sms must be >= 1, got {num_sms}")
+    n = min(max(n, k + 1), npad) if npad > k else npad
+    if family == "reg":
+        if n > tuning.REG_MAX_N:
+            raise ValueError(f"family='reg' holds at most {tuning.REG_MAX_N} columns per row, got n={n}")
+        return _reg_plan(n)
+    if family == "stream":
+        cap, aim, sample = _stream_params(n, k)
+        return Plan("stream", block=tuning.STREAM_TILE, num_warps=tuning.STREAM_WARPS, cap=cap, aim=aim,
+                    sample=sample)
+    if family == "split":
+        cap, aim, sample = _stream_params(n, k)
+        return Plan("split", block=tuning.SPLIT_TILE, num_warps=tuning.SPLIT_WARPS, cap=cap, aim=aim,
+                    sample=sample, split=_split_factor(b, n, num_sms))
+    raise ValueError(f"family must be one of {FAMILIES} or None, got {family!r}")
+
+
+def route(b: int, n: int, npad: int, k: int, *, num_sms: Optional[int] = None) -> Plan:
+    """Choose the kernel family and its parameters for a launch.
+
+    Parameters
+    ----------
+    b : int
+        Rows in the launch (``batch * next_n``).
+    n : int
+        Row length the launch must cover: the longest valid row (the envelope) for varlen batches.
+    npad : int
+        Row width of the score matrix (``logits.shape[1]``); ``n`` is clamped to it.
+    k : int
+        Selections per row.
+    num_sms : int, optional
+        SMs of the target GPU (default 132, the H200).
+
+    Returns
+    -------
+    Plan
+        ``plan.family`` is ``"reg"`` when the row fits one program's registers, ``"split"`` for few long rows
+        (several programs per row, so a small batch still fills the GPU), else ``"stream"``.
+    """
+    _check(b, n, npad, k)
+    n_eff = min(max(n, k + 1), npad) if npad > k else npad
+    if n_eff <= tuning.REG_MAX_N:
+        family = "reg"
+    elif b <= tuning.SPLIT_MAX_ROWS:
+        family = "split"
+    else:
+        family = "stream"
+    return plan_for(family, b, n, npad, k, num_sms=num_sms)

@@ -1,0 +1,249 @@
+"""Device helpers shared by every kernel family (``@triton.jit`` code only).
+
+Exactness lives here. Every decision that decides membership is made on 32-bit *order keys* (``_order_key``):
+float bins, samples and brackets only steer how much work is done, never which scores win.
+
+Building blocks:
+
+* ``_order_key``: float32 -> uint32, monotone over all floats; every NaN maps to the top key (NaN ranks above
+  +inf, as in ``torch.topk``); key 0 is reserved for lanes that hold no score.
+* ``_radix_kth``: the exact ``need``-th largest key of a register tile, by 8-bit radix levels over a shrinking key
+  window (a masked 256-bin histogram per level, then the window tightens to the crossing bin's min/max).
+* ``_select_tile``: exactly ``need`` lanes of a tile: every key above the K-th key, plus the tied lanes with the
+  lowest column indices (the contract's tie rule).
+* ``_exact_row``: the same selection streamed from global memory (one pass per radix level, one emission pass in
+  column order). Any family falls back to it when its staging does not hold the answer: slow, never wrong.
+"""
+
+import triton
+import triton.language as tl
+
+#: float32 lowest finite value, written to pad slots of ``values``.
+PAD_VALUE = tl.constexpr(-3.4028234663852886e38)
+
+
+@triton.jit
+def _order_key(x):
+    """float32 tensor -> uint32 order keys (negative floats: flip all bits; others: set the sign bit)."""
+    u = x.to(tl.uint32, bitcast=True)
+    key = tl.where((u >> 31) != 0, ~u, u | 0x80000000)
+    return tl.where(x != x, 0xFFFFFFFF, key)
+
+
+@triton.jit
+def _row_length(row, kv_lens_ptr, n_uniform, next_n, cr_shift, n_bound, VARLEN: tl.constexpr):
+    """Valid columns of ``row``: ``(kv_lens[row // next_n] - next_n + row % next_n + 1) >> cr_shift`` clamped to
+    ``[0, n_bound]`` (varlen), else ``n_uniform`` clamped the same way."""
+    if VARLEN:
+        kv = tl.load(kv_lens_ptr + row // next_n)
+        n = (kv - next_n + row % next_n + 1) >> cr_shift
+    else:
+        n = n_uniform
+    return tl.minimum(tl.maximum(n, 0), n_bound)
+
+
+@triton.jit
+def _emit_short(out_ptr, val_ptr, row_ptr, n, K: tl.constexpr, KB: tl.constexpr, HAS_VALUES: tl.constexpr):
+    """Rows with n <= K: slots 0..n-1 get their own column, the rest PAD (-1 / PAD_VALUE)."""
+    slot = tl.arange(0, KB)
+    live = slot < n
+    tl.store(out_ptr + slot, tl.where(live, slot, -1), mask=slot < K)
+    if HAS_VALUES:
+        v = tl.load(row_ptr + slot, mask=live, other=0.0).to(tl.float32)
+        tl.store(val_ptr + slot, tl.where(live, v, PAD_VALUE), mask=slot < K)
+
+
+@triton.jit
+def _crossing_bin(hist, need, NBINS: tl.constexpr):
+    """Highest bin b whose count of entries in bins >= b reaches ``need`` (the caller guarantees total >= need).
+
+    Returns (b, entries strictly above b, entries in b)."""
+    bins = tl.arange(0, NBINS)
+    cum = tl.cumsum(hist, 0)
+    total = tl.sum(hist, 0)
+    at_or_above = total - cum + hist
+    b = tl.max(tl.where(at_or_above >= need, bins, 0), 0)
+    above = total - tl.sum(tl.where(bins == b, cum, 0), 0)
+    in_b = tl.sum(tl.where(bins == b, hist, 0), 0)
+    return b, above, in_b
+
+
+@triton.jit
+def _digit_shift(span):
+    """Smallest shift with (span >> shift) < 256: one radix level then splits the window into <= 256 bins."""
+    shift = span * 0
+    while (span >> shift) >= 256:
+        shift += 1
+    return shift
+
+
+@triton.jit
+def _radix_kth(keys, mask, need):
+    """The ``need``-th largest key among ``keys[mask]`` (1 <= need <= count(mask)), exactly.
+
+    Each level histograms ``(key - lo) >> shift`` over the current window [lo, hi] (<= 256 bins), keeps the
+    crossing bin, and tightens the window to that bin's smallest and largest member. A window that holds a single
+    key, or a crossing bin that is needed whole, ends the search; a 32-bit window needs at most 4 levels."""
+    need = tl.zeros([], tl.int32) + need  # a tensor even when the caller passes a constexpr (loop-carried)
+    lo = tl.min(tl.where(mask, keys, 0xFFFFFFFF), 0)
+    hi = tl.max(tl.where(mask, keys, 0), 0)
+    while lo < hi:
+        shift = _digit_shift(hi - lo)
+        win = mask & (keys >= lo) & (keys <= hi)
+        digit = tl.where(win, (keys - lo) >> shift, 0).to(tl.int32)
+        hist = tl.histogram(digit, 256, mask=win)
+        b, above, in_b = _crossing_bin(hist, need, 256)
+        need -= above
+        members = win & (digit == b)
+        lo = tl.min(tl.where(members, keys, 0xFFFFFFFF), 0)
+        hi = tl.max(tl.where(members, keys, 0), 0)
+        if need == in_b:
+            # The whole crossing bin is needed: its smallest key is the K-th key.
+            hi = lo
+    return lo
+
+
+@triton.jit
+def _select_tile(keys, cols, cand, need):
+    """Mask of exactly ``need`` lanes of ``cand`` (count(cand) >= need): all keys above the need-th largest key,
+    then, among the lanes tied with it, those with the lowest column index."""
+    kth = _radix_kth(keys, cand, need)
+    gt = cand & (keys > kth)
+    eq = cand & (keys == kth)
+    take = need - tl.sum(gt.to(tl.int32), 0)
+    if take < tl.sum(eq.to(tl.int32), 0):
+        # More ties than slots: rank the tied lanes by column (a lower column is a larger "index key").
+        col_key = (0x7FFFFFFF - cols).to(tl.uint32)
+        cut = _radix_kth(col_key, eq, take)
+        eq = eq & (col_key >= cut)
+    return gt | eq
+
+
+@triton.jit
+def _emit_selected(out_ptr, val_ptr, row_ptr, cols, sel, base, HAS_VALUES: tl.constexpr):
+    """Write the selected columns to consecutive slots from ``base``; returns the new base."""
+    pos = base + tl.cumsum(sel.to(tl.int32), 0) - 1
+    tl.store(out_ptr + pos, cols, mask=sel)
+    if HAS_VALUES:
+        v = tl.load(row_ptr + cols, mask=sel, other=0.0).to(tl.float32)
+        tl.store(val_ptr + pos, v, mask=sel)
+    return base + tl.sum(sel.to(tl.int32), 0)
+
+
+@triton.jit
+def _load_keys(row_ptr, cols, n):
+    """Order keys of columns ``cols`` (0 for columns >= n: those are never read)."""
+    live = cols < n
+    x = tl.load(row_ptr + cols, mask=live, other=0.0).to(tl.float32)
+    return tl.where(live, _order_key(x), 0)
+
+
+@triton.jit
+def _exact_row(out_ptr, val_ptr, row_ptr, n, K: tl.constexpr, TILE: tl.constexpr, HAS_VALUES: tl.constexpr):
+    """Exact top-K of a row streamed from global memory (n > K): the whole-row fallback of every family.
+
+    One min/max pass, one histogram pass per radix level (<= 4), one emission pass in column order (so ties at
+    the K-th key go to the lowest columns without extra ranking)."""
+    offs = tl.arange(0, TILE)
+    lo = tl.full([], 0xFFFFFFFF, tl.uint32)
+    hi = tl.full([], 0, tl.uint32)
+    for start in range(0, n, TILE):
+        keys = _load_keys(row_ptr, start + offs, n)
+        live = (start + offs) < n
+        lo = tl.minimum(lo, tl.min(tl.where(live, keys, 0xFFFFFFFF), 0))
+        hi = tl.maximum(hi, tl.max(keys, 0))
+    need = tl.zeros([], tl.int32) + K
+    while lo < hi:
+        shift = _digit_shift(hi - lo)
+        hist = tl.zeros([256], dtype=tl.int32)
+        for start in range(0, n, TILE):
+            keys = _load_keys(row_ptr, start + offs, n)
+            win = ((start + offs) < n) & (keys >= lo) & (keys <= hi)
+            digit = tl.where(win, (keys - lo) >> shift, 0).to(tl.int32)
+            hist += tl.histogram(digit, 256, mask=win)
+        b, above, in_b = _crossing_bin(hist, need, 256)
+        need -= above
+        new_lo = lo + (b.to(tl.uint32) << shift)
+        # Upper edge of bin b, written as an offset from new_lo so it cannot wrap past 2**32 - 1.
+        hi = new_lo + tl.minimum(hi - new_lo, (tl.full([], 1, tl.uint32) << shift) - 1)
+        lo = new_lo
+    # lo is the K-th key; `need` of the scores equal to it are selected, lowest columns first.
+    base = 0 * n
+    ties_seen = 0 * n
+    for start in range(0, n, TILE):
+        cols = start + offs
+        keys = _load_keys(row_ptr, cols, n)
+        live = cols < n
+        eq = live & (keys == lo)
+        tie_rank = ties_seen + tl.cumsum(eq.to(tl.int32), 0) - 1
+        sel = (live & (keys > lo)) | (eq & (tie_rank < need))
+        base = _emit_selected(out_ptr, val_ptr, row_ptr, cols, sel, base, HAS_VALUES)
+        ties_seen += tl.sum(eq.to(tl.int32), 0)
+
+
+@triton.jit
+def _sample_threshold(row_ptr, n, rank, SAMPLE: tl.constexpr):
+    """Order key of rank ``rank`` (from the top) in a deterministic sample of ``SAMPLE`` scores of the row.
+
+    The sample is SAMPLE/8 groups of 8 adjacent scores (one 32-byte sector each) spread evenly over [0, n); needs
+    n >= SAMPLE so every position is distinct and in range. Every program of a row computes the same value."""
+    GROUPS: tl.constexpr = SAMPLE // 8
+    g = tl.arange(0, GROUPS)
+    n8 = n // 8
+    start = (g * n8 // GROUPS) * 8
+    cols = tl.reshape(start[:, None] + tl.arange(0, 8)[None, :], [SAMPLE])
+    x = tl.load(row_ptr + cols).to(tl.float32)
+    keys = _order_key(x)
+    return _radix_kth(keys, cols >= 0, rank)
+
+
+@triton.jit
+def _sample_rank(n, aim, SAMPLE: tl.constexpr):
+    """Rank in the sample whose key should leave about ``aim`` of the row's n scores at or above it."""
+    r = (aim * SAMPLE + n - 1) // n
+    return tl.minimum(tl.maximum(r, 1), SAMPLE)
+
+
+@triton.jit
+def _hint_threshold(hint_ptr, row_ptr, n, K: tl.constexpr, KB: tl.constexpr):
+    """Smallest order key at the valid (0 <= h < n) positions of a K-entry hint; KEY_MAX if none is valid.
+
+    With K distinct valid positions, at least K scores reach it (the same lemma as the hint-free bracket); with
+    duplicates or invalid entries callers must verify the count before trusting it."""
+    slot = tl.arange(0, KB)
+    hint = tl.load(hint_ptr + slot, mask=slot < K, other=-1)
+    ok = (hint >= 0) & (hint < n)
+    x = tl.load(row_ptr + hint, mask=ok, other=0.0).to(tl.float32)
+    return tl.min(tl.where(ok, _order_key(x), 0xFFFFFFFF), 0)
+
+
+@triton.jit
+def _stage_range(row_ptr, start, end, thr, slot_keys, slot_cols, CAP: tl.constexpr, TILE: tl.constexpr):
+    """Stream columns [start, end) once and stage every score with key >= thr (thr >= 1) as (key, column) into the
+    slot, in column order. Returns the survivor count (counted past CAP even though only CAP are staged)."""
+    offs = tl.arange(0, TILE)
+    base = start * 0
+    for s in range(start, end, TILE):
+        cols = s + offs
+        keys = _load_keys(row_ptr, cols, end)
+        surv = keys >= thr
+        pos = base + tl.cumsum(surv.to(tl.int32), 0) - 1
+        keep = surv & (pos < CAP)
+        tl.store(slot_keys + pos, keys.to(tl.int32, bitcast=True), mask=keep)
+        tl.store(slot_cols + pos, cols, mask=keep)
+        base += tl.sum(surv.to(tl.int32), 0)
+    return base
+
+
+@triton.jit
+def _select_staged(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K: tl.constexpr, CAP: tl.constexpr,
+                   HAS_VALUES: tl.constexpr):
+    """Exact top-K of ``count`` staged candidates (K <= count <= CAP). Staged data may come from other programs, so
+    it is read past L1 (``.cg``)."""
+    i = tl.arange(0, CAP)
+    live = i < count
+    keys = tl.load(slot_keys + i, mask=live, other=0, cache_modifier=".cg").to(tl.uint32, bitcast=True)
+    cols = tl.load(slot_cols + i, mask=live, other=0, cache_modifier=".cg")
+    keys = tl.where(live, keys, 0)
+    sel = _select_tile(keys, cols, live, K)
+    _emit_selected(out_ptr, val_ptr, row_ptr, cols, sel, 0, HAS_VALUES)

@@ -1,0 +1,62 @@
+"""Register-resident family ``reg``: one program per row, the whole row held in registers.
+
+Regime: rows up to ``tuning.REG_MAX_N`` columns (any batch). Memory traffic: the row is read once; the hint (hinted
+mode) adds K index loads and K scattered score loads.
+
+GVR structure: bracket -> count -> exact refine, all on the register tile.
+
+* Bracket (guess): a lower threshold T that at least K scores reach. Hint-free: the smallest of K distinct
+  positions of the row (positions 0..K-1, already in registers): at most K-1 scores exceed the K-th largest, so
+  one of any K distinct positions is <= it, hence count(x >= T) >= K. Hinted: the smallest score at the valid hint
+  positions, which usually sits much closer to the K-th score.
+* Verify: count(x >= T) >= K is checked; a hint that fails it (duplicates, -1 entries, out-of-range entries, or no
+  valid entry at all) falls back to the hint-free bracket for that row, so a bad hint costs one reduction.
+* Refine: exact radix selection restricted to the candidates x >= T (``_select_tile``).
+"""
+
+import triton
+import triton.language as tl
+
+from ._common import _emit_selected
+from ._common import _emit_short
+from ._common import _order_key
+from ._common import _row_length
+from ._common import _select_tile
+
+
+@triton.jit
+def _gvr_reg_kernel(
+    indices_ptr, values_ptr,  # outputs: int32 [rows, >=K], float32 [rows, >=K] (HAS_VALUES)
+    logits_ptr, pre_idx_ptr, kv_lens_ptr,  # inputs: scores [rows, npad], hint int32 [batch, K], int32 [batch]
+    n_bound, row_stride, out_stride, val_stride, pre_stride,  # bounds and row strides (elements)
+    n_uniform, next_n, cr_shift,  # row-length rule (see _row_length)
+    K: tl.constexpr, KB: tl.constexpr, BLOCK: tl.constexpr,
+    HINT_FREE: tl.constexpr, VARLEN: tl.constexpr, HAS_VALUES: tl.constexpr,
+):
+    row = tl.program_id(0)
+    n = _row_length(row, kv_lens_ptr, n_uniform, next_n, cr_shift, n_bound, VARLEN)
+    row_ptr = logits_ptr + row.to(tl.int64) * row_stride
+    out_ptr = indices_ptr + row.to(tl.int64) * out_stride
+    val_ptr = values_ptr + row.to(tl.int64) * val_stride
+    if n <= K:
+        _emit_short(out_ptr, val_ptr, row_ptr, n, K, KB, HAS_VALUES)
+    else:
+        # ---- load the row once; lanes >= n hold key 0, below every score ----
+        cols = tl.arange(0, BLOCK)
+        live = cols < n
+        x = tl.load(row_ptr + cols, mask=live, other=0.0).to(tl.float32)
+        keys = tl.where(live, _order_key(x), 0)
+        # ---- guess: hint-free bracket = min over K distinct positions (0..K-1) ----
+        lo = tl.min(tl.where(cols < K, keys, 0xFFFFFFFF), 0)
+        if not HINT_FREE:
+            slot = tl.arange(0, KB)
+            hint = tl.load(pre_idx_ptr + (row // next_n).to(tl.int64) * pre_stride + slot, mask=slot < K, other=-1)
+            ok = (hint >= 0) & (hint < n)
+            hx = tl.load(row_ptr + hint, mask=ok, other=0.0).to(tl.float32)
+            hint_lo = tl.min(tl.where(ok, _order_key(hx), 0xFFFFFFFF), 0)
+            # ---- verify: keep the hint's bracket only if it provably admits K scores ----
+            if tl.sum((keys >= hint_lo).to(tl.int32), 0) >= K:
+                lo = tl.maximum(lo, hint_lo)
+        # ---- refine: exact selection among the candidates ----
+        sel = _select_tile(keys, cols, keys >= lo, K)
+        _emit_selected(out_ptr, val_ptr, row_ptr, cols, sel, 0, HAS_VALUES)

@@ -1,0 +1,106 @@
+"""Pure-torch implementation of the op's contract: the oracle for tests and benchmarks.
+
+It runs on any device and follows :mod:`gvr_topk.contract` exactly, tie rule included, so a kernel's index set
+can be compared with it for equality (not only its value multiset).
+"""
+
+from typing import Optional
+
+import torch
+
+from . import contract
+
+
+def row_lengths(kv_lens: Optional[torch.Tensor], num_rows: int, npad: int, *, next_n: int = 1,
+                compress_ratio: int = 1, n_valid: Optional[int] = None) -> torch.Tensor:
+    """Valid length of every row.
+
+    Parameters
+    ----------
+    kv_lens : torch.Tensor or None
+        int32 ``(num_rows // next_n,)``: uncompressed KV length of each request. ``None`` means every row has
+        length ``n_valid`` (or ``npad`` when that is ``None`` too).
+    num_rows, npad : int
+        Rows of the score matrix and its row width.
+    next_n, compress_ratio : int
+        Rows per request and the KV compression ratio (a power of two).
+    n_valid : int, optional
+        Uniform row length used when ``kv_lens`` is ``None``.
+
+    Returns
+    -------
+    torch.Tensor
+        int64 ``(num_rows,)`` on ``kv_lens``' device: ``n_r = (kv_lens[r // next_n] - next_n + r % next_n + 1)
+        // compress_ratio`` clamped to ``[0, npad]``.
+    """
+    if kv_lens is None:
+        n = npad if n_valid is None else n_valid
+        return torch.full((num_rows,), min(max(int(n), 0), npad), dtype=torch.int64)
+    r = torch.arange(num_rows, device=kv_lens.device)
+    kv = kv_lens.to(torch.int64)[r // next_n]
+    n = torch.div(kv - next_n + (r % next_n) + 1, compress_ratio, rounding_mode="floor")
+    return n.clamp(0, npad)
+
+
+def order_keys(x: torch.Tensor) -> torch.Tensor:
+    """Order-preserving int64 keys of float scores (the order the contract selects in).
+
+    Parameters
+    ----------
+    x : torch.Tensor
+        float32, bfloat16 or float16 scores, any shape.
+
+    Returns
+    -------
+    torch.Tensor
+        int64 keys in ``[0, 2**32)``, same shape: larger key = larger score; every NaN maps to ``2**32 - 1``,
+        above +inf; -0.0 sits one below +0.0.
+    """
+    u = x.to(torch.float32).contiguous().view(torch.int32).to(torch.int64) & 0xFFFFFFFF
+    key = torch.where(u >= 0x80000000, u ^ 0xFFFFFFFF, u | 0x80000000)
+    return torch.where(torch.isnan(x), torch.full_like(key, 0xFFFFFFFF), key)
+
+
+def topk_varlen(logits: torch.Tensor, kv_lens: Optional[torch.Tensor], k: int, *, next_n: int = 1,
+                compress_ratio: int = 1, n_valid: Optional[int] = None):
+    """Reference selection for every row.
+
+    Parameters
+    ----------
+    logits : torch.Tensor
+        ``(num_rows, npad)`` float32 / bfloat16 / float16 scores.
+    kv_lens : torch.Tensor or None
+        int32 ``(num_rows // next_n,)``; see :func:`row_lengths`.
+    k : int
+        Selections per row.
+    next_n, compress_ratio, n_valid
+        See :func:`row_lengths`.
+
+    Returns
+    -------
+    (torch.Tensor, torch.Tensor)
+        int32 indices ``(num_rows, k)`` and float32 values ``(num_rows, k)``, laid out as the contract says
+        (long rows sorted by descending order key, ties by ascending index).
+    """
+    num_rows, npad = logits.shape
+    dev = logits.device
+    n = row_lengths(kv_lens, num_rows, npad, next_n=next_n, compress_ratio=compress_ratio,
+                    n_valid=n_valid).to(dev)
+    cols = torch.arange(npad, device=dev)
+    valid = cols[None, :] < n[:, None]
+    # One int64 key per column, unique within a row: order key first (recentred so the shift stays in int64),
+    # then the lower column index wins.
+    key = ((order_keys(logits) - 2**31) << 32) | (0xFFFFFFFF - cols)[None, :]
+    key = torch.where(valid, key, torch.full_like(key, torch.iinfo(torch.int64).min))
+    kk = min(k, npad)
+    top = torch.topk(key, kk, dim=1, sorted=True).indices if kk > 0 else cols.new_zeros((num_rows, 0))
+    idx = torch.full((num_rows, k), contract.PAD_INDEX, dtype=torch.int64, device=dev)
+    idx[:, :kk] = top
+    short = n <= k
+    slot = torch.arange(k, device=dev)
+    ident = torch.where(slot[None, :] < n[:, None], slot[None, :], contract.PAD_INDEX)
+    idx = torch.where(short[:, None], ident, idx)
+    filled = idx >= 0
+    vals = torch.gather(logits.to(torch.float32), 1, idx.clamp(min=0))
+    vals = torch.where(filled, vals, torch.full_like(vals, contract.PAD_VALUE))
+    return idx.to(torch.int32), vals
