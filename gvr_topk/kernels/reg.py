@@ -25,15 +25,13 @@ from ._common import _select_tile
 
 
 @triton.jit
-def _gvr_reg_kernel(
-    indices_ptr, values_ptr,  # outputs: int32 [rows, >=K], float32 [rows, >=K] (HAS_VALUES)
-    logits_ptr, pre_idx_ptr, kv_lens_ptr,  # inputs: scores [rows, npad], hint int32 [batch, K], int32 [batch]
-    n_bound, row_stride, out_stride, val_stride, pre_stride,  # bounds and row strides (elements)
-    n_uniform, next_n, cr_shift,  # row-length rule (see _row_length)
+def _reg_row(
+    row, indices_ptr, values_ptr, logits_ptr, pre_idx_ptr, kv_lens_ptr,
+    n_bound, row_stride, out_stride, val_stride, pre_stride, n_uniform, next_n, cr_shift,
     K: tl.constexpr, KB: tl.constexpr, BLOCK: tl.constexpr,
     HINT_FREE: tl.constexpr, VARLEN: tl.constexpr, HAS_VALUES: tl.constexpr,
 ):
-    row = tl.program_id(0)
+    """Select one row; rows longer than BLOCK are never given to it (n_bound <= BLOCK)."""
     n = _row_length(row, kv_lens_ptr, n_uniform, next_n, cr_shift, n_bound, VARLEN)
     row_ptr = logits_ptr + row.to(tl.int64) * row_stride
     out_ptr = indices_ptr + row.to(tl.int64) * out_stride
@@ -60,3 +58,31 @@ def _gvr_reg_kernel(
         # ---- refine: exact selection among the candidates ----
         sel = _select_tile(keys, cols, keys >= lo, K)
         _emit_selected(out_ptr, val_ptr, row_ptr, cols, sel, 0, HAS_VALUES)
+
+
+@triton.jit
+def _gvr_reg_kernel(
+    indices_ptr, values_ptr,  # outputs: int32 [rows, >=K], float32 [rows, >=K] (HAS_VALUES)
+    logits_ptr, pre_idx_ptr, kv_lens_ptr,  # inputs: scores [rows, npad], hint int32 [batch, K], int32 [batch]
+    n_bound, row_stride, out_stride, val_stride, pre_stride,  # bounds and row strides (elements)
+    n_uniform, next_n, cr_shift,  # row-length rule (see _row_length)
+    K: tl.constexpr, KB: tl.constexpr, BLOCK: tl.constexpr,
+    HINT_FREE: tl.constexpr, VARLEN: tl.constexpr, HAS_VALUES: tl.constexpr,
+):
+    _reg_row(tl.program_id(0), indices_ptr, values_ptr, logits_ptr, pre_idx_ptr, kv_lens_ptr,
+             n_bound, row_stride, out_stride, val_stride, pre_stride, n_uniform, next_n, cr_shift,
+             K, KB, BLOCK, HINT_FREE, VARLEN, HAS_VALUES)
+
+
+@triton.jit
+def _gvr_reg_io_kernel(
+    logits_ptr, kv_lens_ptr, pre_idx_ptr,  # inputs first ...
+    n_bound, row_stride, next_n, cr_shift,  # ... then scalars ...
+    indices_ptr,  # ... then outputs: the argument order ahead-of-time plugin runtimes (TensorRT) require
+    K: tl.constexpr, KB: tl.constexpr, BLOCK: tl.constexpr, HINT_FREE: tl.constexpr,
+):
+    """Entry point for ahead-of-time compilation: varlen rows, dense ``indices`` [rows, K] and hint [batch, K],
+    no values output. One program per row, no workspace."""
+    _reg_row(tl.program_id(0), indices_ptr, indices_ptr, logits_ptr, pre_idx_ptr, kv_lens_ptr,
+             n_bound, row_stride, K, 0, K, 0, next_n, cr_shift,
+             K, KB, BLOCK, HINT_FREE, True, False)
