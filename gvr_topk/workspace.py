@@ -65,24 +65,26 @@ def views(workspace: torch.Tensor, plan: Plan, num_rows: int):
 
 
 _DEFAULT: Dict[Tuple[torch.device, int], torch.Tensor] = {}
+# Workspaces replaced by a larger one stay alive: a CUDA graph captured earlier may still point at them.
+_RETIRED = []
 
 
 def default_workspace(device: torch.device, nbytes: int) -> torch.Tensor:
     """The library-owned workspace of (device, current stream), grown to ``nbytes`` when needed.
 
-    One per stream, so ops running concurrently on different streams never share staging memory. Growing it
-    allocates, which is refused during CUDA-graph capture: run the op once eagerly (or call ``gvr_topk.warmup``)
-    before capturing, or pass ``workspace=``.
+    One per stream, so ops running concurrently on different streams never share staging memory. Only the
+    counter area needs zeros, so creating one costs a memset of a few hundred bytes; created during CUDA-graph
+    capture (the capture stream is a stream of its own), that memset becomes part of the graph, which is harmless
+    (the counters are zero whenever a replay starts). Call the op once on the capturing stream before capture to
+    keep it out of the graph.
     """
     stream = torch.cuda.current_stream(device).cuda_stream if device.type == "cuda" else 0
     key = (device, stream)
     ws = _DEFAULT.get(key)
     if ws is None or ws.numel() < nbytes:
-        if device.type == "cuda" and torch.cuda.is_current_stream_capturing():
-            raise RuntimeError(
-                f"gvr_topk: the default workspace of {device} (stream {stream:#x}) needs {nbytes} bytes but holds "
-                f"{0 if ws is None else ws.numel()}; it cannot grow during CUDA-graph capture. Run the op once "
-                "before capture (gvr_topk.warmup) or pass workspace= (see gvr_topk.workspace_bytes).")
-        ws = torch.zeros(max(nbytes, _ALIGN), dtype=torch.uint8, device=device)
+        if ws is not None:
+            _RETIRED.append(ws)
+        ws = torch.empty(max(nbytes, _ALIGN), dtype=torch.uint8, device=device)
+        ws[:4 * _COUNTER_WORDS].zero_()
         _DEFAULT[key] = ws
     return ws
