@@ -1,0 +1,96 @@
+"""The pure dispatcher: golden plans, both sides of every threshold, every family reachable, purity."""
+
+import pytest
+
+from gvr_topk import dispatch
+from gvr_topk import tuning
+from gvr_topk.dispatch import route
+
+pytestmark = pytest.mark.gvr_topk
+
+
+@pytest.mark.parametrize("b,n,k,family", [
+    (1, 4111, 2048, "reg"), (512, 4111, 512, "reg"), (1, 131075, 2048, "split"), (8, 262143, 512, "split"),
+    (64, 131075, 2048, "stream"), (512, 131075, 1024, "stream"), (4096, 65536, 512, "stream"),
+])
+def test_golden_families(b, n, k, family):
+    assert route(b, n, n, k).family == family
+
+
+def test_golden_plan_fields():
+    assert route(1, 4111, 4111, 2048) == dispatch.Plan("reg", block=8192, num_warps=16)
+    p = route(1, 131075, 131075, 2048)
+    assert (p.family, p.cap, p.aim, p.sample, p.split) == ("split", 8192, 4096, 4096, 33)
+    p = route(512, 16387, 16387, 512)
+    assert (p.family, p.cap, p.aim, p.sample, p.split) == ("stream", 4096, 2048, 1024, 1)
+
+
+def test_reg_threshold_both_sides():
+    t = tuning.REG_MAX_N
+    assert route(64, t, t, 512).family == "reg"
+    assert route(64, t + 1, t + 1, 512).family == "stream"
+    assert route(64, t - 1, t - 1, 512).family == "reg"
+
+
+def test_split_threshold_both_sides():
+    t, n = tuning.SPLIT_MAX_ROWS, 100000
+    assert route(t - 1, n, n, 512).family == "split"
+    assert route(t, n, n, 512).family == "split"
+    assert route(t + 1, n, n, 512).family == "stream"
+
+
+def test_capacity_thresholds():
+    assert dispatch.capacity(1) == 4096 and dispatch.capacity(1024) == 4096
+    assert dispatch.capacity(1025) == 8192 and dispatch.capacity(2048) == 8192
+
+
+def test_every_family_reachable():
+    seen = {route(b, n, n, k).family for b in (1, 8, 64, 512, 8192) for n in (100, 5000, 50000, 262144)
+            for k in (1, 512, 2048)}
+    assert seen == set(dispatch.FAMILIES)
+
+
+def test_plans_within_their_regime():
+    for b in (1, 2, 7, 31, 32, 33, 100, 1024, 8192):
+        for n in (1, 2047, 2049, 8192, 16384, 16385, 131075, 262143, 1 << 20):
+            for k in (1, 64, 512, 1024, 2048):
+                p = route(b, n, n, k)
+                assert p.family in dispatch.FAMILIES
+                if p.family == "reg":
+                    assert n <= k or p.block >= n  # the whole row fits the register tile
+                    assert p.block <= tuning.REG_MAX_N
+                else:
+                    assert p.sample <= p.cap and p.aim >= k and p.cap >= 2 * k
+                    assert tuning.SAMPLE_MIN <= p.sample <= tuning.SAMPLE_MAX
+                    if p.family == "split":
+                        assert b <= tuning.SPLIT_MAX_ROWS and tuning.SPLIT_MIN <= p.split <= tuning.SPLIT_MAX
+                    else:
+                        assert p.split == 1
+
+
+def test_n_is_clamped_to_npad():
+    assert route(1, 10**6, 4096, 512).family == "reg"
+
+
+def test_scales_with_sm_count():
+    assert route(1, 131075, 131075, 512, num_sms=264).split >= route(1, 131075, 131075, 512).split
+
+
+def test_pure_and_total():
+    a = route(3, 70000, 70000, 1000)
+    b = route(3, 70000, 70000, 1000)
+    assert a == b and hash(a) == hash(b)
+
+
+@pytest.mark.parametrize("kwargs,exc", [
+    (dict(b=0, n=10, npad=10, k=1), ValueError), (dict(b=1, n=10, npad=10, k=0), ValueError),
+    (dict(b=1.0, n=10, npad=10, k=1), TypeError), (dict(b=1, n=-1, npad=10, k=1), ValueError),
+])
+def test_route_rejects_bad_input(kwargs, exc):
+    with pytest.raises(exc):
+        route(**kwargs)
+
+
+def test_plan_for_rejects_unknown_family():
+    with pytest.raises(ValueError, match="family"):
+        dispatch.plan_for("radix", 1, 100, 100, 10)

@@ -1,0 +1,429 @@
+"""Exactness and contract tests of the gvr top-k op, for every kernel family and both modes.
+
+On CPU the Triton kernels run through Triton's interpreter (tests/conftest.py), on small shapes; on a GPU the
+same tests run, plus the larger reference sizes (K 512/1024/2048, n up to 262144, batch 1 and 4).
+Every check is exact: ``gvr_topk.testing.check_exact`` compares the gathered values' multiset with
+``torch.topk`` bit for bit and, with the contract's tie rule, the exact index set.
+"""
+
+import pytest
+import torch
+
+import gvr_topk
+from gvr_topk import contract
+from gvr_topk.testing import check_exact
+
+pytestmark = pytest.mark.gvr_topk
+
+ON_GPU = torch.cuda.is_available()
+DEV = "cuda" if ON_GPU else "cpu"
+POISON = 3e38
+
+# (family, K, n) small enough for the interpreter; every family sees long rows, near-short rows and K=2048.
+FAMILY_SHAPES = [
+    ("reg", 512, 4099), ("reg", 2048, 4111), ("reg", 1, 3000), ("reg", 7, 1500),
+    ("stream", 512, 20011), ("stream", 1024, 9000), ("stream", 2048, 3000), ("stream", 5, 12000),
+    ("split", 512, 24000), ("split", 2048, 17000), ("split", 1024, 3000), ("split", 3, 9000),
+]
+# The reference system's decode sizes, GPU only.
+GPU_SHAPES = [(512, 4099), (512, 65536), (512, 262143), (1024, 16387), (1024, 131072), (2048, 4111),
+              (2048, 131075), (2048, 131076), (2048, 262144)]
+
+
+def _poisoned(rows, n, npad=None, dtype=torch.float32, seed=0, gen="randn"):
+    """Scores [rows, npad] whose columns >= n hold 3e38: any read past a row's length shows up as a wrong answer."""
+    g = torch.Generator().manual_seed(seed)
+    npad = npad or n
+    if gen == "randn":
+        x = torch.randn(rows, npad, generator=g) - 2.0
+    elif gen == "ints":
+        x = torch.randint(-3, 4, (rows, npad), generator=g).float()
+    else:
+        raise ValueError(gen)
+    x[:, n:] = POISON
+    return x.to(dtype).to(DEV)
+
+
+def _kv(rows, n, next_n=1, cr=1):
+    # kv such that every row has exactly n columns for next_n == 1, cr == 1.
+    return torch.full((rows // next_n,), n * cr + next_n - 1, dtype=torch.int32, device=DEV)
+
+
+def _run(x, k, kv, *, hint=None, next_n=1, cr=1, family=None, values=True, max_seq_len=None):
+    rows = x.shape[0]
+    idx = torch.full((rows, k), -7, dtype=torch.int32, device=DEV)
+    val = torch.full((rows, k), 7.0, device=DEV) if values else None
+    gvr_topk.run_varlen(x, hint, kv, idx, next_n=next_n, compress_ratio=cr, values=val, family=family,
+                        max_seq_len=max_seq_len)
+    return idx, val
+
+
+def _assert_exact(x, idx, kv, val=None, next_n=1, cr=1):
+    problems = check_exact(x, idx, kv_lens=kv, next_n=next_n, compress_ratio=cr, values=val)
+    assert not problems, "\n".join(problems)
+
+
+def _prev_topk_hint(x, k, kv, next_n=1, seed=1):
+    """A realistic hint: the top-k of a perturbed copy of the scores (the 'previous step')."""
+    g = torch.Generator().manual_seed(seed)
+    prev = x.float().cpu() + 0.3 * torch.randn(x.shape, generator=g)
+    idx, _ = gvr_topk.reference.topk_varlen(prev, kv.cpu(), k, next_n=next_n)
+    return idx[next_n - 1::next_n].contiguous().to(DEV)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Exactness per family, hint-free and hinted
+# ---------------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("family,k,n", FAMILY_SHAPES)
+def test_hint_free_exact_per_family(family, k, n):
+    x = _poisoned(3, n, npad=n + 37, seed=n)
+    kv = _kv(3, n)
+    idx, val = _run(x, k, kv, family=family)
+    _assert_exact(x, idx, kv, val)
+
+
+@pytest.mark.parametrize("family,k,n", FAMILY_SHAPES)
+def test_hinted_matches_hint_free(family, k, n):
+    """The hint changes speed, never the result: with the tie rule, the index sets are identical."""
+    x = _poisoned(2, n, seed=n + 1)
+    kv = _kv(2, n)
+    hint = _prev_topk_hint(x, k, kv)
+    idx_h, val_h = _run(x, k, kv, hint=hint, family=family)
+    idx_f, _ = _run(x, k, kv, family=family)
+    _assert_exact(x, idx_h, kv, val_h)
+    for r in range(2):
+        assert set(idx_h[r].tolist()) == set(idx_f[r].tolist())
+
+
+@pytest.mark.parametrize("family", gvr_topk.FAMILIES)
+def test_auto_route_agrees_with_forced_families(family):
+    n = 6000
+    x = _poisoned(2, n, seed=5)
+    kv = _kv(2, n)
+    idx_a, _ = _run(x, 512, kv)
+    idx_f, _ = _run(x, 512, kv, family=family)
+    assert torch.equal(torch.sort(idx_a, 1).values, torch.sort(idx_f, 1).values)
+
+
+@pytest.mark.skipif(not ON_GPU, reason="reference-size grid needs a GPU")
+@pytest.mark.parametrize("k,n", GPU_SHAPES)
+@pytest.mark.parametrize("batch", [1, 4])
+@pytest.mark.parametrize("hinted", [False, True])
+def test_reference_sizes_gpu(k, n, batch, hinted):
+    x = _poisoned(batch, n, npad=n + 256 - n % 256, seed=k + n)
+    kv = _kv(batch, n)
+    hint = _prev_topk_hint(x, k, kv) if hinted else None
+    idx, val = _run(x, k, kv, hint=hint, max_seq_len=n)
+    _assert_exact(x, idx, kv, val)
+
+
+@pytest.mark.skipif(not ON_GPU, reason="GPU only")
+@pytest.mark.parametrize("family", gvr_topk.FAMILIES)
+@pytest.mark.parametrize("rows", [1, 16, 64, 300])
+def test_families_many_rows_gpu(family, rows):
+    n = 16000 if family == "reg" else 70000
+    if family == "split" and rows > 32:
+        pytest.skip("split serves few rows")
+    x = _poisoned(rows, n, seed=rows)
+    kv = torch.randint(0, n + 1, (rows,), dtype=torch.int32, device=DEV)
+    idx, val = _run(x, 1024, kv, family=family, max_seq_len=n)
+    _assert_exact(x, idx, kv, val)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Row lengths: short rows, varlen, MTP, compression, padding
+# ---------------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("family", gvr_topk.FAMILIES)
+def test_short_and_empty_rows(family):
+    k = 64
+    lens = [0, 1, k - 1, k, k + 1, 5000]
+    x = _poisoned(len(lens), 5000, seed=3)
+    kv = torch.tensor(lens, dtype=torch.int32, device=DEV)
+    idx, val = _run(x, k, kv, family=family)
+    _assert_exact(x, idx, kv, val)
+    assert (idx[0] == contract.PAD_INDEX).all()
+    assert torch.equal(idx[1].cpu(), torch.tensor([0] + [-1] * (k - 1), dtype=torch.int32))
+    assert (val[0] == contract.PAD_VALUE).all()
+
+
+@pytest.mark.parametrize("next_n", [1, 2, 3, 4])
+@pytest.mark.parametrize("cr", [1, 4])
+def test_varlen_mtp_compressed(next_n, cr):
+    k = 256
+    kv_list = [33000, 8200, 300, 2 * k * cr + next_n, 0, next_n - 1]
+    npad = 33000 // cr + 8
+    rows = len(kv_list) * next_n
+    x = _poisoned(rows, npad, seed=next_n * 10 + cr)
+    # Poison every row's own tail too.
+    kv = torch.tensor(kv_list, dtype=torch.int32, device=DEV)
+    lens = gvr_topk.reference.row_lengths(kv.cpu(), rows, npad, next_n=next_n, compress_ratio=cr)
+    for r, n in enumerate(lens.tolist()):
+        x[r, n:] = POISON
+    for family in (None, "stream", "split"):
+        idx, val = _run(x, k, kv, next_n=next_n, cr=cr, family=family)
+        _assert_exact(x, idx, kv, val, next_n=next_n, cr=cr)
+
+
+def test_varlen_reg_family_with_hint():
+    k, next_n, cr = 512, 2, 4
+    kv = torch.tensor([9000, 5001, 40], dtype=torch.int32, device=DEV)
+    rows = 3 * next_n
+    x = _poisoned(rows, 9000 // 4, seed=9)
+    hint = _prev_topk_hint(x, k, kv, next_n=next_n)
+    idx, val = _run(x, k, kv, hint=hint, next_n=next_n, cr=cr, family="reg")
+    _assert_exact(x, idx, kv, val, next_n=next_n, cr=cr)
+
+
+def test_row_stride_wider_than_npad():
+    """A row-strided view of a wider arena (e.g. 256-column rounding): only [0, n) of each row is read."""
+    base = torch.full((4, 8448), POISON, device=DEV)
+    base[:, :8000] = torch.randn(4, 8000, device=DEV)
+    x = base[:, :8100]
+    assert x.stride(0) == 8448
+    kv = torch.full((4,), 8000, dtype=torch.int32, device=DEV)
+    for family in gvr_topk.FAMILIES:
+        idx, val = _run(x, 1024, kv, family=family)
+        _assert_exact(x, idx, kv, val)
+
+
+def test_max_seq_len_envelope():
+    x = _poisoned(4, 20000, seed=4)
+    kv = torch.tensor([20000, 100, 15000, 7], dtype=torch.int32, device=DEV)
+    idx, val = _run(x, 512, kv, max_seq_len=20000)
+    _assert_exact(x, idx, kv, val)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Hints: any int32 content is legal
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _degenerate_hints(batch, k, n):
+    g = torch.Generator().manual_seed(7)
+    half = torch.randint(0, n, (batch, k), generator=g, dtype=torch.int32)
+    half[:, k // 2:] = half[:, :1]
+    tail = torch.randint(0, n, (batch, k), generator=g, dtype=torch.int32)
+    tail[:, k // 3:] = -1
+    return {
+        "all_minus_one": torch.full((batch, k), -1, dtype=torch.int32),
+        "all_zero": torch.zeros((batch, k), dtype=torch.int32),
+        "all_same": torch.full((batch, k), n // 2, dtype=torch.int32),
+        "out_of_range": torch.randint(n, 2**31 - 1, (batch, k), generator=g, dtype=torch.int32),
+        "negative": torch.randint(-2**31, 0, (batch, k), generator=g, dtype=torch.int32),
+        "duplicated": half,
+        "minus_one_tail": tail,
+    }
+
+
+@pytest.mark.parametrize("family,k,n", [("reg", 512, 8192), ("stream", 512, 20000), ("split", 2048, 20000)])
+@pytest.mark.parametrize("kind", list(_degenerate_hints(1, 4, 8)))
+def test_degenerate_hints_stay_exact(family, k, n, kind):
+    x = _poisoned(2, n, seed=11)
+    kv = _kv(2, n)
+    hint = _degenerate_hints(2, k, n)[kind].to(DEV)
+    idx, val = _run(x, k, kv, hint=hint, family=family)
+    _assert_exact(x, idx, kv, val)
+
+
+def test_high_anchor_hint():
+    """A hint pointing only at the two largest scores brackets too high: the row must still get K answers."""
+    k, n = 512, 4096
+    x = _poisoned(4, n, seed=12)
+    kv = _kv(4, n)
+    top2 = torch.topk(x, 2, dim=1).indices.to(torch.int32)
+    hint = top2.repeat(1, k // 2).contiguous()
+    for family in gvr_topk.FAMILIES:
+        idx, val = _run(x, k, kv, hint=hint, family=family)
+        _assert_exact(x, idx, kv, val)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Adversarial values
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _special_rows(n):
+    g = torch.Generator().manual_seed(13)
+    rows = {
+        "ramp_up": torch.arange(n, dtype=torch.float32),
+        "ramp_down": -torch.arange(n, dtype=torch.float32),
+        "all_equal": torch.full((n,), 1.5),
+        "few_distinct": torch.randint(0, 3, (n,), generator=g).float(),
+        "pos_inf": torch.where(torch.rand(n, generator=g) < 0.01, float("inf"), torch.randn(n, generator=g)),
+        "neg_inf_tail": torch.cat([torch.randn(n // 10, generator=g), torch.full((n - n // 10,), float("-inf"))]),
+        "all_neg_inf": torch.full((n,), float("-inf")),
+        "nan": torch.where(torch.rand(n, generator=g) < 0.02, float("nan"), torch.randn(n, generator=g)),
+        "signed_zeros": torch.where(torch.rand(n, generator=g) < 0.5, 0.0, -0.0) * torch.ones(n),
+        "heavy_tail": torch.randn(n, generator=g).exp() ** 4,
+        "low_bits": (1.0 + torch.randint(0, 256, (n,), generator=g).float() * 2**-23),
+        "denormals": torch.randint(1, 1000, (n,), generator=g).float() * 1e-42,
+    }
+    return rows
+
+
+@pytest.mark.parametrize("family,k,n", [("reg", 300, 5000), ("stream", 600, 12000), ("split", 1024, 14000)])
+@pytest.mark.parametrize("kind", list(_special_rows(16)))
+def test_adversarial_rows(family, k, n, kind):
+    row = _special_rows(n)[kind]
+    x = torch.stack([row, row.flip(0)]).to(DEV)
+    kv = _kv(2, n)
+    idx, val = _run(x, k, kv, family=family)
+    _assert_exact(x, idx, kv, val)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("family", gvr_topk.FAMILIES)
+def test_half_precision_scores(dtype, family):
+    n = 9000
+    x = _poisoned(2, n, dtype=dtype, seed=21)  # bf16 rounding makes many ties at the K-th value
+    kv = _kv(2, n)
+    idx, val = _run(x, 700, kv, family=family)
+    _assert_exact(x, idx, kv, val)
+
+
+def test_tie_rule_lowest_columns_win():
+    n, k = 3000, 100
+    x = torch.zeros(1, n, device=DEV)
+    x[0, 2000:2050] = 1.0  # 50 certain winners, then 2950 tied zeros for the remaining 50 slots
+    kv = _kv(1, n)
+    for family in gvr_topk.FAMILIES:
+        idx, _ = _run(x, k, kv, family=family)
+        assert set(idx[0].tolist()) == set(range(2000, 2050)) | set(range(50))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Entry points: run, topk, values
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def test_run_uniform_rows():
+    x = _poisoned(3, 7000, seed=31)
+    for family in gvr_topk.FAMILIES:
+        idx = torch.full((3, 512), -7, dtype=torch.int32, device=DEV)
+        val = torch.zeros(3, 512, device=DEV)
+        gvr_topk.run(x, None, 6000, idx, val, family=family)
+        problems = check_exact(x, idx, n_valid=6000, values=val)
+        assert not problems, problems
+
+
+def test_topk_functional():
+    x = _poisoned(4, 5000, seed=32)
+    idx, val = gvr_topk.topk(x, 256, return_values=True)
+    assert idx.shape == (4, 256) and idx.dtype == torch.int32 and val.dtype == torch.float32
+    assert not check_exact(x, idx, values=val)
+    idx2, none = gvr_topk.topk(x, 256)
+    assert none is None and torch.equal(torch.sort(idx, 1).values, torch.sort(idx2, 1).values)
+
+
+def test_only_first_k_columns_written():
+    x = _poisoned(2, 6000, seed=33)
+    kv = _kv(2, 6000)
+    wide = torch.full((2, 600), -9, dtype=torch.int32, device=DEV)
+    vwide = torch.full((2, 700), 9.0, device=DEV)
+    idx = wide[:, :512]
+    gvr_topk.run_varlen(x, None, kv, idx, values=vwide)
+    assert (wide[:, 512:] == -9).all() and (vwide[:, 512:] == 9.0).all()
+    _assert_exact(x, idx, kv, vwide)
+
+
+def test_values_padding():
+    x = _poisoned(1, 100, seed=34)
+    kv = _kv(1, 100)
+    idx, val = _run(x, 128, kv)
+    assert (val[0, 100:] == torch.finfo(torch.float32).min).all()
+    assert torch.equal(val[0, :100], x[0, :100])
+
+
+def test_zero_rows_is_noop():
+    x = torch.empty(0, 100, device=DEV)
+    idx = torch.empty(0, 10, dtype=torch.int32, device=DEV)
+    gvr_topk.run_varlen(x, None, torch.empty(0, dtype=torch.int32, device=DEV), idx)
+
+
+def test_caller_workspace_is_left_reusable():
+    """The split family's counters must be zero again after every call (no memset between replays)."""
+    rows, k = 2, 512
+    x = _poisoned(rows, 20000, seed=35)
+    kv = _kv(rows, 20000)
+    ws = torch.zeros(gvr_topk.workspace_bytes(rows, k), dtype=torch.uint8, device=DEV)
+    idx = torch.empty(rows, k, dtype=torch.int32, device=DEV)
+    for _ in range(3):
+        gvr_topk.run_varlen(x, None, kv, idx, workspace=ws, family="split")
+        _assert_exact(x, idx, kv)
+        assert (ws[:256] == 0).all()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Guards: every bad argument is named, and nothing is written
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _good():
+    x = torch.randn(4, 300, device=DEV)
+    return dict(logits=x, pre_idx=None, kv_lens=torch.full((2,), 300, dtype=torch.int32, device=DEV),
+                indices=torch.full((4, 16), -5, dtype=torch.int32, device=DEV), next_n=2)
+
+
+BAD = [
+    ("logits", dict(logits=torch.randn(4, 300, device=DEV).to(torch.float64)), TypeError),
+    ("logits", dict(logits=torch.randn(4, 300, 1, device=DEV)), ValueError),
+    ("logits", dict(logits=torch.randn(300, 4, device=DEV).t()), ValueError),
+    ("logits", dict(logits=torch.randn(5, 300, device=DEV), indices=torch.zeros(5, 16, dtype=torch.int32,
+                                                                                    device=DEV)), ValueError),
+    ("indices", dict(indices=torch.zeros(4, 16, dtype=torch.int64, device=DEV)), TypeError),
+    ("indices", dict(indices=torch.zeros(3, 16, dtype=torch.int32, device=DEV)), ValueError),
+    ("indices", dict(indices=torch.zeros(4, 2049, dtype=torch.int32, device=DEV)), ValueError),
+    ("indices", dict(indices=torch.zeros(4, 0, dtype=torch.int32, device=DEV)), ValueError),
+    ("indices", dict(indices=torch.zeros(16, 4, dtype=torch.int32, device=DEV).t()), ValueError),
+    ("values", dict(values=torch.zeros(4, 8, device=DEV)), ValueError),
+    ("values", dict(values=torch.zeros(4, 16, dtype=torch.float16, device=DEV)), TypeError),
+    ("kv_lens", dict(kv_lens=torch.full((3,), 300, dtype=torch.int32, device=DEV)), ValueError),
+    ("kv_lens", dict(kv_lens=torch.full((2,), 300, dtype=torch.int64, device=DEV)), TypeError),
+    ("kv_lens", dict(kv_lens=None), TypeError),
+    ("next_n", dict(next_n=0), ValueError),
+    ("next_n", dict(next_n=2.0), TypeError),
+    ("logits", dict(next_n=3), ValueError),
+    ("compress_ratio", dict(compress_ratio=3), ValueError),
+    ("compress_ratio", dict(compress_ratio=0), ValueError),
+    ("pre_idx", dict(pre_idx=torch.zeros(4, 16, dtype=torch.int32, device=DEV)), ValueError),
+    ("pre_idx", dict(pre_idx=torch.zeros(2, 8, dtype=torch.int32, device=DEV)), ValueError),
+    ("pre_idx", dict(pre_idx=torch.zeros(2, 16, dtype=torch.float32, device=DEV)), TypeError),
+    ("max_seq_len", dict(max_seq_len=-1), ValueError),
+    ("family", dict(family="radix"), ValueError),
+    ("workspace", dict(workspace=torch.zeros(8, dtype=torch.uint8, device=DEV)), ValueError),
+    ("workspace", dict(workspace="ws"), TypeError),
+]
+
+
+@pytest.mark.parametrize("arg,change,exc", BAD, ids=[f"{a}-{i}" for i, (a, _, _) in enumerate(BAD)])
+def test_bad_input_is_named_and_writes_nothing(arg, change, exc):
+    kw = _good()
+    kw.update(change)
+    out = kw["indices"]
+    before = out.clone()
+    with pytest.raises(exc, match=f"'{arg}'"):
+        gvr_topk.run_varlen(kw.pop("logits"), kw.pop("pre_idx"), kw.pop("kv_lens"), kw.pop("indices"), **kw)
+    assert torch.equal(out, before)
+
+
+def test_device_mismatch_is_named():
+    if not ON_GPU:
+        pytest.skip("needs two devices (cpu and cuda)")
+    kw = _good()
+    with pytest.raises(ValueError, match="'kv_lens'"):
+        gvr_topk.run_varlen(kw["logits"], None, kw["kv_lens"].cpu(), kw["indices"], next_n=2)
+
+
+def test_forcing_reg_on_long_rows_is_refused():
+    x = torch.randn(1, 20000, device=DEV)
+    with pytest.raises(ValueError, match="reg"):
+        _run(x, 512, _kv(1, 20000), family="reg")
+
+
+def test_topk_rejects_bad_k():
+    with pytest.raises(ValueError, match="'k'"):
+        gvr_topk.topk(torch.randn(2, 10, device=DEV), 0)
