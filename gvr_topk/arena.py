@@ -200,6 +200,9 @@ class PriorArena:
         use = [True] * len(ids) if use_prior is None else [bool(u) for u in use_prior]
         if len(use) != len(ids):
             raise _arg_error(ValueError, "use_prior", f"{len(ids)} flags (one per request)", f"{len(use)}")
+        if len(ids) > self.max_sequences:
+            raise _arg_error(ValueError, "request_ids", f"at most max_sequences={self.max_sequences} requests per "
+                                                        "step", f"{len(ids)}")
         rows = len(ids) if padded_batch is None else padded_batch
         if not isinstance(rows, int) or not len(ids) <= rows <= self.max_sequences:
             raise _arg_error(ValueError, "padded_batch", f"an int in [len(request_ids)={len(ids)}, "

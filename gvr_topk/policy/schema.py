@@ -262,9 +262,10 @@ class GvrConfig(_Strict):
                              f"{m.num_mtp_layers}), got {len(sa.compress_ratios)}")
         n_idx = len(self.indexer_layers)
         if n_idx != m.num_indexer_layers:
-            raise _cross("model.num_indexer_layers",
-                         f"says {m.num_indexer_layers} but compress_ratios give {n_idx} indexer layers (ratios "
-                         f"other than {INDEXER_FREE_RATIOS})")
+            why = (f"compress_ratios give {n_idx} (layers whose ratio is not one of {INDEXER_FREE_RATIOS})"
+                   if sa.compress_ratios is not None else
+                   f"algorithm 'dsa' runs the indexer on every decoder layer ({n_idx})")
+            raise _cross("model.num_indexer_layers", f"says {m.num_indexer_layers} indexer layers but {why}")
         facts = KNOWN_MODELS.get(m.name)
         if facts is not None:
             ratios = sorted({self.compress_ratio(i) for i in self.indexer_layers})
