@@ -28,7 +28,8 @@ from typing import Optional
 import torch
 
 # Without a GPU the Triton kernels need the interpreter, which must be chosen before triton is imported.
-if "--device" in sys.argv and sys.argv[sys.argv.index("--device") + 1:][:1] == ["cpu"]:
+_argv = " ".join(sys.argv[1:])
+if "--device cpu" in _argv or "--device=cpu" in _argv:
     os.environ.setdefault("TRITON_INTERPRET", "1")
 elif not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")
