@@ -1,0 +1,172 @@
+"""Timing protocol: CUDA-graph replay with a cold L2 before every replay, the eager call path, and host timing for
+CPU smoke runs.
+
+Graph replay (the protocol the targets use): the call is captured once into a ``torch.cuda.CUDAGraph`` after an
+eager warm-up (so Triton compiles and workspaces are sized outside capture). Each repetition zeroes a buffer larger
+than the L2 cache, records a start event, replays, records an end event; the GPU is still busy with the flush when
+the host enqueues the replay, so the event pair measures the graph's device time only, without host launch cost.
+
+Eager path: each repetition flushes, then *synchronises* before recording the start event, so the GPU is idle and
+the measured interval includes everything the host does before the kernel starts (argument checks, dispatch,
+Triton's launcher): this is what a decode loop without graphs pays.
+"""
+
+import time
+from dataclasses import asdict
+from dataclasses import dataclass
+from typing import Callable
+from typing import List
+from typing import Optional
+from typing import Sequence
+from typing import Tuple
+
+import torch
+
+#: Smallest flush buffer: twice the H200's 60 MB L2 would do; a floor keeps GPUs with unreported L2 covered.
+MIN_FLUSH_BYTES = 128 * 1024 * 1024
+
+
+@dataclass
+class Timing:
+    """Summary of repeated measurements, in microseconds.
+
+    Attributes
+    ----------
+    median_us, p20_us, p80_us : float
+        Median and 20th / 80th percentiles.
+    reps : int
+        Measurements taken.
+    clock : str
+        ``"graph"`` (device time of a graph replay), ``"eager"`` (device interval of an eager call started on an
+        idle GPU) or ``"host"`` (wall clock around one call, CPU runs).
+    host_us : float, optional
+        Median host-side duration of the call itself (eager clock only).
+    """
+
+    median_us: float
+    p20_us: float
+    p80_us: float
+    reps: int
+    clock: str
+    host_us: Optional[float] = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def quantile(samples: Sequence[float], q: float) -> float:
+    """Linear-interpolated quantile ``q`` in [0, 1] of ``samples`` (non-empty)."""
+    s = sorted(samples)
+    if not s:
+        raise ValueError("quantile of no samples")
+    pos = q * (len(s) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+
+
+def summarize(samples_us: Sequence[float], clock: str, host_us: Optional[Sequence[float]] = None) -> Timing:
+    """:class:`Timing` of raw samples (microseconds)."""
+    return Timing(median_us=quantile(samples_us, 0.5), p20_us=quantile(samples_us, 0.2),
+                  p80_us=quantile(samples_us, 0.8), reps=len(samples_us), clock=clock,
+                  host_us=quantile(host_us, 0.5) if host_us else None)
+
+
+class L2Flush:
+    """Evicts the L2 cache by zeroing a buffer at least twice its size.
+
+    Parameters
+    ----------
+    device : torch.device
+        A CUDA device.
+    """
+
+    def __init__(self, device: torch.device):
+        l2 = getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 0) or 0
+        self.nbytes = max(2 * int(l2), MIN_FLUSH_BYTES)
+        self.buf = torch.empty(self.nbytes // 4, dtype=torch.int32, device=device)
+
+    def __call__(self) -> None:
+        self.buf.zero_()
+
+
+def capture(fn: Callable[[], object], stream: Optional[torch.cuda.Stream] = None
+            ) -> Tuple[torch.cuda.CUDAGraph, object]:
+    """Capture one call of ``fn`` (already run eagerly once) into a graph.
+
+    Returns
+    -------
+    (torch.cuda.CUDAGraph, object)
+        The graph and what ``fn`` returned during capture (tensors in the graph's memory pool, rewritten by every
+        replay).
+    """
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, stream=stream):
+        out = fn()
+    torch.cuda.synchronize()
+    return graph, out
+
+
+def time_graph(graph: torch.cuda.CUDAGraph, flush: L2Flush, reps: int, warmup: int = 2) -> Timing:
+    """Device time of ``graph.replay()`` with the L2 flushed before each replay.
+
+    Parameters
+    ----------
+    graph : torch.cuda.CUDAGraph
+    flush : L2Flush
+    reps : int
+        Timed replays (the median of them is reported).
+    warmup : int
+        Untimed replays first (first-replay costs: instantiation upload, TLB warm-up).
+    """
+    for _ in range(warmup):
+        graph.replay()
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    for i in range(reps):
+        flush()
+        starts[i].record()
+        graph.replay()
+        ends[i].record()
+    torch.cuda.synchronize()
+    return summarize([s.elapsed_time(e) * 1e3 for s, e in zip(starts, ends)], "graph")
+
+
+def time_eager(fn: Callable[[], object], flush: L2Flush, reps: int, warmup: int = 2) -> Timing:
+    """Interval from an idle GPU to the end of an eager ``fn()`` call, cold L2 (host overhead included).
+
+    Parameters
+    ----------
+    fn : callable
+        The call, already run once (compiled).
+    flush : L2Flush
+    reps, warmup : int
+        Timed and untimed calls.
+    """
+    for _ in range(warmup):
+        fn()
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    host: List[float] = []
+    for i in range(reps):
+        flush()
+        # Idle GPU before the start event: otherwise the flush would hide the host's launch cost.
+        torch.cuda.synchronize()
+        starts[i].record()
+        t0 = time.perf_counter_ns()
+        fn()
+        host.append((time.perf_counter_ns() - t0) / 1e3)
+        ends[i].record()
+    torch.cuda.synchronize()
+    return summarize([s.elapsed_time(e) * 1e3 for s, e in zip(starts, ends)], "eager", host)
+
+
+def time_host(fn: Callable[[], object], reps: int = 1) -> Timing:
+    """Wall-clock time of ``fn()`` on the host (CPU smoke runs: the Triton interpreter or torch on CPU)."""
+    samples = []
+    for _ in range(max(reps, 1)):
+        t0 = time.perf_counter_ns()
+        fn()
+        samples.append((time.perf_counter_ns() - t0) / 1e3)
+    return summarize(samples, "host")
