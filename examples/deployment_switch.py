@@ -5,8 +5,9 @@ same file), not the code. For each mode the same requests (same seed) go through
 
 * first decode step: requests just prefilled on this engine (hinted mode reads their prefill seed);
 * steady decode: later steps (hinted mode reads last step's write-back);
-* disaggregated generation: new requests arrive with their KV cache but no prior (no hint in any mode; under
-  ``hinted`` they join a hinted batch as -1 rows and are hinted from their second step on).
+* disaggregated generation: most requests finish and new ones arrive with their KV cache but no prior. The batch
+  is mixed: under ``hinted`` the remaining request reads its prior while the new ones get -1 rows in the same
+  launch (and are hinted from their second step on); the other modes give nobody a hint.
 
 It prints the arena's bytes (allocated here, and at the config's full size) and the mean step time per phase, and
 checks every step like ``sparse_attention_decode.py`` does.
@@ -49,9 +50,9 @@ def run_mode(args, mode: str):
     out["first_decode_step"].append(wl.step())
     for _ in range(args.steady_steps):
         out["steady_decode"].append(wl.step())
-    for i in range(n):
+    for i in range(n - 1):  # one request keeps decoding next to the arrivals
         wl.finish(f"p{i}")
-    for i in range(n):
+    for i in range(n - 1):
         wl.arrive(f"d{i}", "disagg")
     out["disagg_generation"].append(wl.step())
     return cfg, wl, out
