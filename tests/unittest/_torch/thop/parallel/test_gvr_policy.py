@@ -1,7 +1,6 @@
 """Per-model YAML configs: every shipped file validates, malformed files fail naming the file and field path, the
 ``check-config`` CLI, and the hint resolver (scenario policy, pre_idx, mixed batches through the op)."""
 
-import textwrap
 from pathlib import Path
 
 import pytest
