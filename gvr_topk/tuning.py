@@ -18,11 +18,11 @@ DEFAULT_NUM_SMS = 132
 
 # --- register-resident family ("reg") -------------------------------------------------------------
 #: Largest row (columns) held in one program's registers.
-REG_MAX_N = 8192
+REG_MAX_N = 16384
 #: Smallest register tile (a power of two); shorter rows are padded up to it.
 REG_MIN_BLOCK = 1024
 #: num_warps by register tile size: tile <= key -> warps.
-REG_WARPS = ((2048, 4), (4096, 8), (8192, 16))
+REG_WARPS = ((2048, 4), (4096, 8), (8192, 16), (16384, 16))
 
 # --- streaming families ("stream", "split") -------------------------------------------------------
 #: Candidate capacity (survivors staged per row) by K: the smallest entry whose k_max >= K.
@@ -35,7 +35,7 @@ SAMPLE_ABOVE = 64
 #: Sample size bounds (powers of two; sampled in groups of 8 adjacent scores = one 32-byte sector).
 SAMPLE_MIN, SAMPLE_MAX = 512, 4096
 #: Scores streamed per loop iteration, and warps, for one-program-per-row streaming.
-STREAM_TILE = 8192
+STREAM_TILE = 2048
 STREAM_WARPS = 8
 #: Most programs the streaming family launches (grid-stride over rows beyond it); bounds its workspace.
 STREAM_MAX_PROGRAMS = 4 * DEFAULT_NUM_SMS

@@ -78,33 +78,28 @@ def _digit_shift(span):
 
 
 @triton.jit
-def _radix_kth(keys, mask, need, NS: tl.constexpr = 16):
+def _radix_kth(keys, mask, need):
     """The ``need``-th largest key among ``keys[mask]`` (1 <= need <= count(mask)), exactly.
 
-    Splitter narrowing: each round places NS evenly spaced thresholds over the current key window [lo, hi],
-    counts the keys at or above every threshold in one 2-D compare-and-sum (cheap elementwise work; a masked
-    ``tl.histogram`` measured several times slower on the H200), keeps the interval that holds the need-th key and
-    tightens the window to the smallest and largest key inside it. Counts are over the whole tile, so ``need``
-    stays the global rank. A window of one key ends the search; a 32-bit window needs at most 8 rounds."""
+    Each level histograms ``(key - lo) >> shift`` over the current window [lo, hi] (<= 256 bins), keeps the
+    crossing bin, and tightens the window to that bin's smallest and largest member. A window that holds a single
+    key, or a crossing bin that is needed whole, ends the search; a 32-bit window needs at most 4 levels."""
     need = tl.zeros([], tl.int32) + need  # a tensor even when the caller passes a constexpr (loop-carried)
     lo = tl.min(tl.where(mask, keys, 0xFFFFFFFF), 0)
     hi = tl.max(tl.where(mask, keys, 0), 0)
-    j = tl.arange(0, NS).to(tl.uint32)
     while lo < hi:
-        span = hi - lo
-        step = span // NS + 1
-        off = j * step  # < 2**32: NS * (span // NS + 1) <= span + NS
-        thr = tl.where(off > span, hi, lo + off)
-        ge = (keys[:, None] >= thr[None, :]) & mask[:, None]
-        cnt = tl.sum(ge.to(tl.int32), 0)
-        # The highest threshold still reached by `need` keys: the need-th key lies in [thr[b], next threshold).
-        b = tl.max(tl.where(cnt >= need, j, 0), 0)
-        top = tl.max(tl.where(j == b + 1, thr, 0), 0)
-        new_hi = tl.where(b == NS - 1, hi, top - 1)
-        new_lo = tl.max(tl.where(j == b, thr, 0), 0)  # thr[b] (thresholds past the span are clamped to hi)
-        inside = mask & (keys >= new_lo) & (keys <= new_hi)
-        lo = tl.min(tl.where(inside, keys, 0xFFFFFFFF), 0)
-        hi = tl.max(tl.where(inside, keys, 0), 0)
+        shift = _digit_shift(hi - lo)
+        win = mask & (keys >= lo) & (keys <= hi)
+        digit = tl.where(win, (keys - lo) >> shift, 0).to(tl.int32)
+        hist = tl.histogram(digit, 256, mask=win)
+        b, above, in_b = _crossing_bin(hist, need, 256)
+        need -= above
+        members = win & (digit == b)
+        lo = tl.min(tl.where(members, keys, 0xFFFFFFFF), 0)
+        hi = tl.max(tl.where(members, keys, 0), 0)
+        if need == in_b:
+            # The whole crossing bin is needed: its smallest key is the K-th key.
+            hi = lo
     return lo
 
 
