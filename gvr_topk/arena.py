@@ -113,6 +113,7 @@ class PriorArena:
         self.layer_ids = tuple(layer_ids)
         self.prior = torch.full((num_layers, max_sequences + 2, k), contract.PAD_INDEX, dtype=torch.int32,
                                 device=self.device)
+        self.device = self.prior.device  # normalised ("cuda" -> "cuda:0") so device checks compare equal
         self.read_slots = torch.full((max_sequences,), self.NULL, dtype=torch.int64, device=self.device)
         self.write_slots = torch.full((max_sequences,), self.SCRATCH, dtype=torch.int64, device=self.device)
         # Host bookkeeping. _slots keeps every request that holds a slot, least recently scheduled first, so

@@ -26,7 +26,7 @@ PAD_VALUE = tl.constexpr(-3.4028234663852886e38)
 def _order_key(x):
     """float32 tensor -> uint32 order keys (negative floats: flip all bits; others: set the sign bit)."""
     u = x.to(tl.uint32, bitcast=True)
-    key = tl.where((u >> 31) != 0, ~u, u | 0x80000000)
+    key = tl.where((u >> 31) != 0, u ^ 0xFFFFFFFF, u | 0x80000000)  # not ~u: older interpreters overflow
     return tl.where(x != x, 0xFFFFFFFF, key)
 
 
