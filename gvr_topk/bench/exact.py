@@ -12,13 +12,7 @@ import torch
 
 from .. import contract
 from .. import reference
-
-
-def _canon(v: torch.Tensor) -> torch.Tensor:
-    """int32 bit patterns of float32 values with -0.0 folded into +0.0 and every NaN made one NaN."""
-    v = v.to(torch.float32) + 0.0
-    v = torch.where(torch.isnan(v), torch.full_like(v, float("nan")), v)
-    return v.view(torch.int32)
+from ..testing import _canon
 
 
 def check_exact_fast(logits: torch.Tensor, indices: torch.Tensor, *, kv_lens: Optional[torch.Tensor] = None,

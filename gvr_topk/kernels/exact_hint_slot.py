@@ -1,10 +1,10 @@
 """Whole-row exact entry point with the plugin's three-input argument order (``@triton.jit`` code only).
 
-A TensorRT plugin passes every input pointer to its ahead-of-time kernel, in the plugin's input order: scores,
-kv_lens and the hint, then the scalars, then the outputs. ``_gvr_exact_io_kernel`` has no hint slot, so an engine
-whose plugin layer has a hint input could not launch it; this entry takes (and never reads) the hint pointer so
-the register and whole-row kernels share one argument list. The body is ``_gvr_exact_io_kernel``'s: exactness
-comes from ``_exact_row``, whatever the hint holds.
+Regime: where no workspace can be given (ahead-of-time plugin engines) and rows exceed a register tile; one
+program per row streams it (one min/max pass, one histogram pass per radix level, one emission pass), so it is
+several times slower than the staging families. A TensorRT plugin passes every input pointer in its input order
+(scores, kv_lens, hint), then the scalars, then the outputs: this entry takes the hint pointer and never reads it,
+so it shares one argument list with the register kernel. Exactness comes from ``_exact_row``.
 """
 
 import triton
