@@ -22,5 +22,3 @@ PAD_VALUE = torch.finfo(torch.float32).min
 MAX_K = 2048
 #: Score dtypes the kernels accept; scores are compared after an exact upcast to float32.
 SCORE_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
-#: Sentinel order key for lanes that hold no valid score (below every real score, -inf included).
-INVALID_KEY = 0
