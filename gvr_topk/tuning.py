@@ -50,3 +50,6 @@ SPLIT_MIN, SPLIT_MAX = 2, 64
 SPLIT_MIN_CHUNK = 4096
 SPLIT_TILE = 2048
 SPLIT_WARPS = 8
+#: Largest crossing bin (candidates sharing the K-th score's histogram bin) refined on a compacted small tile.
+#: Decode-like rows put a few dozen candidates there; larger bins are refined in place on the staged tile.
+CROSS_CAP = 512

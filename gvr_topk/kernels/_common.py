@@ -18,8 +18,14 @@ Building blocks:
 import triton
 import triton.language as tl
 
+from .. import tuning
+
 #: float32 lowest finite value, written to pad slots of ``values``.
 PAD_VALUE = tl.constexpr(-3.4028234663852886e38)
+#: Largest crossing bin refined on a compacted small tile (``_select_staged``); see ``tuning.CROSS_CAP``.
+CROSS_CAP = tl.constexpr(tuning.CROSS_CAP)
+#: Columns of one staging tile row (``_stage_share``): 32 lanes x 4 scores, one 16-byte load per lane.
+WARP_COLS = tl.constexpr(128)
 
 
 @triton.jit
@@ -54,6 +60,17 @@ def _emit_short(out_ptr, val_ptr, row_ptr, n, K: tl.constexpr, KB: tl.constexpr,
 
 
 @triton.jit
+def _minmax_combine(a_lo, a_hi, b_lo, b_hi):
+    return tl.minimum(a_lo, b_lo), tl.maximum(a_hi, b_hi)
+
+
+@triton.jit
+def _minmax(keys, mask):
+    """(min, max) of ``keys[mask]`` in one block reduction (two separate reductions cost two barrier rounds)."""
+    return tl.reduce((tl.where(mask, keys, 0xFFFFFFFF), tl.where(mask, keys, 0)), 0, _minmax_combine)
+
+
+@triton.jit
 def _crossing_bin(hist, need, NBINS: tl.constexpr):
     """Highest bin b whose count of entries in bins >= b reaches ``need`` (the caller guarantees total >= need).
 
@@ -85,8 +102,7 @@ def _radix_kth(keys, mask, need):
     crossing bin, and tightens the window to that bin's smallest and largest member. A window that holds a single
     key, or a crossing bin that is needed whole, ends the search; a 32-bit window needs at most 4 levels."""
     need = tl.zeros([], tl.int32) + need  # a tensor even when the caller passes a constexpr (loop-carried)
-    lo = tl.min(tl.where(mask, keys, 0xFFFFFFFF), 0)
-    hi = tl.max(tl.where(mask, keys, 0), 0)
+    lo, hi = _minmax(keys, mask)
     while lo < hi:
         shift = _digit_shift(hi - lo)
         win = mask & (keys >= lo) & (keys <= hi)
@@ -94,9 +110,7 @@ def _radix_kth(keys, mask, need):
         hist = tl.histogram(digit, 256, mask=win)
         b, above, in_b = _crossing_bin(hist, need, 256)
         need -= above
-        members = win & (digit == b)
-        lo = tl.min(tl.where(members, keys, 0xFFFFFFFF), 0)
-        hi = tl.max(tl.where(members, keys, 0), 0)
+        lo, hi = _minmax(keys, win & (digit == b))
         if need == in_b:
             # The whole crossing bin is needed: its smallest key is the K-th key.
             hi = lo
@@ -183,18 +197,33 @@ def _exact_row(out_ptr, val_ptr, row_ptr, n, K: tl.constexpr, TILE: tl.constexpr
 
 @triton.jit
 def _sample_threshold(row_ptr, n, rank, SAMPLE: tl.constexpr):
-    """Order key of rank ``rank`` (from the top) in a deterministic sample of ``SAMPLE`` scores of the row.
+    """An order key that at least ``rank`` scores of a deterministic sample of ``SAMPLE`` scores reach, close to the
+    sample's rank-``rank`` key (within 1/65536 of the sample's key span).
 
-    The sample is SAMPLE/8 groups of 8 adjacent scores (one 32-byte sector each) spread evenly over [0, n); needs
-    n >= SAMPLE so every position is distinct and in range. Every program of a row computes the same value."""
+    Two histogram levels, no exact search: the threshold only steers how many scores get staged; the count that
+    follows is exact, so an approximate rank costs at most a retry, never exactness. The sample is SAMPLE/8 groups
+    of 8 adjacent scores (one 32-byte sector each) spread evenly over [0, n); needs n >= SAMPLE so every position is
+    distinct and in range. Every program of a row computes the same value."""
     GROUPS: tl.constexpr = SAMPLE // 8
     g = tl.arange(0, GROUPS)
     n8 = n // 8
     start = (g * n8 // GROUPS) * 8
     cols = tl.reshape(start[:, None] + tl.arange(0, 8)[None, :], [SAMPLE])
-    x = tl.load(row_ptr + cols).to(tl.float32)
-    keys = _order_key(x)
-    return _radix_kth(keys, cols >= 0, rank)
+    keys = _order_key(tl.load(row_ptr + cols).to(tl.float32))
+    lo, hi = _minmax(keys, cols >= 0)
+    need = tl.zeros([], tl.int32) + rank
+    for _level in tl.static_range(2):
+        if lo < hi:
+            shift = _digit_shift(hi - lo)
+            win = (keys >= lo) & (keys <= hi)
+            digit = tl.where(win, (keys - lo) >> shift, 0).to(tl.int32)
+            b, above, in_b = _crossing_bin(tl.histogram(digit, 256, mask=win), need, 256)
+            need -= above
+            new_lo = lo + (b.to(tl.uint32) << shift)
+            # Upper edge of bin b, written as an offset from new_lo so it cannot wrap past 2**32 - 1.
+            hi = new_lo + tl.minimum(hi - new_lo, (tl.full([], 1, tl.uint32) << shift) - 1)
+            lo = new_lo
+    return lo
 
 
 @triton.jit
@@ -239,11 +268,66 @@ def _stage_range(row_ptr, start, end, thr, slot_keys, slot_cols, CAP: tl.constex
 def _select_staged(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K: tl.constexpr, CAP: tl.constexpr,
                    HAS_VALUES: tl.constexpr):
     """Exact top-K of ``count`` staged candidates (K <= count <= CAP). Staged data may come from other programs, so
-    it is read past L1 (``.cg``)."""
+    it is read past L1 (``.cg``). The slot's head is reused as scratch: its content is lost.
+
+    One 256-bin histogram over the candidates' key window splits them into certain winners (bins above the
+    crossing bin), losers, and the crossing bin. The crossing bin is usually a few dozen candidates: they are
+    compacted to the slot's head and the remaining ``need`` of them are selected on a small tile, so the radix
+    levels run on CROSS_CAP lanes instead of CAP. A crossing bin larger than CROSS_CAP is refined in place."""
     i = tl.arange(0, CAP)
     live = i < count
     keys = tl.load(slot_keys + i, mask=live, other=0, cache_modifier=".cg").to(tl.uint32, bitcast=True)
     cols = tl.load(slot_cols + i, mask=live, other=0, cache_modifier=".cg")
     keys = tl.where(live, keys, 0)
-    sel = _select_tile(keys, cols, live, K)
-    _emit_selected(out_ptr, val_ptr, row_ptr, cols, sel, 0, HAS_VALUES)
+    lo, hi = _minmax(keys, live)
+    shift = _digit_shift(hi - lo)
+    digit = tl.where(live, (keys - lo) >> shift, 0).to(tl.int32)
+    b, above, in_b = _crossing_bin(tl.histogram(digit, 256, mask=live), K, 256)
+    need = K - above
+    certain = live & (digit > b)
+    cross = live & (digit == b)
+    if need == in_b:
+        # The whole crossing bin is needed: no refinement at all.
+        _emit_selected(out_ptr, val_ptr, row_ptr, cols, certain | cross, 0, HAS_VALUES)
+    elif in_b <= CROSS_CAP:
+        tl.debug_barrier()  # every lane has read the slot before its head is overwritten
+        cpos = tl.cumsum(cross.to(tl.int32), 0) - 1
+        tl.store(slot_keys + cpos, keys.to(tl.int32, bitcast=True), mask=cross)
+        tl.store(slot_cols + cpos, cols, mask=cross)
+        tl.debug_barrier()  # the compacted crossing bin is visible to every lane
+        j = tl.arange(0, CROSS_CAP)
+        small = j < in_b
+        skeys = tl.load(slot_keys + j, mask=small, other=0, cache_modifier=".cg").to(tl.uint32, bitcast=True)
+        scols = tl.load(slot_cols + j, mask=small, other=0, cache_modifier=".cg")
+        ssel = _select_tile(tl.where(small, skeys, 0), scols, small, need)
+        base = _emit_selected(out_ptr, val_ptr, row_ptr, cols, certain, 0, HAS_VALUES)
+        _emit_selected(out_ptr, val_ptr, row_ptr, scols, ssel, base, HAS_VALUES)
+    else:
+        sel = certain | _select_tile(keys, cols, cross, need)
+        _emit_selected(out_ptr, val_ptr, row_ptr, cols, sel, 0, HAS_VALUES)
+
+
+@triton.jit
+def _stage_share(row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP: tl.constexpr, WR: tl.constexpr,
+                 WC: tl.constexpr):
+    """Stage every score of columns [start, end) with key >= thr (thr >= 1) as (key, column) into the row's slot,
+    reserving positions with atomics on the row's counter ``count_ptr`` (which ends up holding the exact survivor
+    count, even past CAP; only CAP are staged).
+
+    Tiles are [WR, WC] with WC = 32 x (scores per lane): each tile row is meant to sit in one warp, so the
+    survivor scan and count along it need no block-wide barrier, and each row reserves its positions with one
+    atomic. Staging order is therefore not column order; the selection does not rely on it."""
+    offs = tl.arange(0, WR)[:, None] * WC + tl.arange(0, WC)[None, :]
+    row_slot = tl.zeros([WR], dtype=tl.int32)
+    for s in range(start, end, WR * WC):
+        cols = s + offs
+        live = cols < end
+        x = tl.load(row_ptr + cols, mask=live, other=0.0).to(tl.float32)
+        keys = _order_key(x)
+        surv = (live & (keys >= thr)).to(tl.int32)
+        cnt = tl.sum(surv, 1)
+        base = tl.atomic_add(count_ptr + row_slot, cnt, mask=cnt > 0, sem="relaxed")
+        pos = base[:, None] + tl.cumsum(surv, 1) - 1
+        keep = (surv != 0) & (pos < CAP)
+        tl.store(slot_keys + pos, keys.to(tl.int32, bitcast=True), mask=keep)
+        tl.store(slot_cols + pos, cols, mask=keep)

@@ -1,0 +1,137 @@
+"""Developer probe: the two-kernel streaming form (stage + select) against the launch families, same inputs.
+
+Checks every variant for exactness and times CUDA-graph replays with L2 flushed (median of --reps); prints a table
+last and writes JSON to --out. Used while re-tuning the streaming families (results go to benchmarks/NOTES.md).
+    python benchmarks/probe_stream2.py [--out DIR] [--quick]
+"""
+
+import argparse
+import json
+import os
+import statistics
+import sys
+
+import torch
+
+import gvr_topk
+from gvr_topk import dispatch
+from gvr_topk.bench.cases import grid_cases
+from gvr_topk.bench.data import make_inputs
+from gvr_topk.kernels.stream import _gvr_select_kernel
+from gvr_topk.kernels.stream import _gvr_stage_kernel
+from gvr_topk.bench.exact import check_exact_fast as check_exact
+
+
+def cold_replay_us(fn, flush, reps):
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        fn()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        fn()
+    times = []
+    for _ in range(reps):
+        flush.zero_()
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        g.replay()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b) * 1000)
+    return statistics.median(times), g
+
+
+def two_kernel(logits, hint, kv, out, k, n_env, split, cap, aim, sample, tile, warps_stage, warps_select, ws,
+               chunk):
+    rows, npad = logits.shape
+    kb = max(16, 1 << (k - 1).bit_length())
+    words = ws.view(torch.int32)
+    counters = words[:chunk]
+    keys = words[chunk:chunk + chunk * cap]
+    cols = words[chunk + chunk * cap:chunk + 2 * chunk * cap]
+    common = dict(indices_ptr=out, values_ptr=out, logits_ptr=logits, kv_lens_ptr=kv, ws_count_ptr=counters,
+                  ws_keys_ptr=keys, ws_cols_ptr=cols, n_bound=n_env, row_stride=logits.stride(0),
+                  out_stride=out.stride(0), val_stride=0, n_uniform=0, next_n=1, cr_shift=0, aim=aim, K=k, KB=kb,
+                  TILE=tile, CAP=cap, SAMPLE=sample, VARLEN=True, HAS_VALUES=False)
+    for r0 in range(0, rows, chunk):
+        m = min(chunk, rows - r0)
+        _gvr_stage_kernel[(split, m)](row0=r0, SPLIT=split, num_warps=warps_stage, **common)
+        _gvr_select_kernel[(m,)](row0=r0, pre_idx_ptr=hint if hint is not None else out,
+                                 pre_stride=hint.stride(0) if hint is not None else 0, HINT_FREE=hint is None,
+                                 num_warps=warps_select, **common)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--reps", type=int, default=15)
+    args = ap.parse_args()
+    dev = torch.device("cuda")
+    flush = torch.empty(256 << 20, dtype=torch.uint8, device=dev)
+    rows_list = [1, 8, 64, 512]
+    ns = [16387, 131075] if args.quick else [16387, 65536, 131075, 262143]
+    ks = [512, 2048]
+    results = []
+    for case in grid_cases(rows=rows_list, ns=ns, ks=ks):
+        inp = make_inputs(case, k_max=2048, device=dev)
+        logits, kv = inp.logits, inp.kv_lens
+        rows, npad = logits.shape
+        k = case.k
+        hint = inp.hint_for(k)
+        out = torch.empty((rows, k), dtype=torch.int32, device=dev)
+        rec = {"case": case.name, "rows": rows, "n": case.n, "k": k, "arms": {}}
+        torch.cuda.synchronize()
+        torch.topk(logits, k, dim=1, sorted=False)
+        ttorch, _ = cold_replay_us(lambda: torch.topk(logits, k, dim=1, sorted=False), flush, args.reps)
+        rec["arms"]["torch"] = ttorch
+        arms = {}
+        for fam in ("split", "stream"):
+            if fam == "split" and rows > 32:
+                continue
+            arms[f"{fam}"] = lambda fam=fam: gvr_topk.run_varlen(logits, None, kv, out, max_seq_len=case.max_seq_len,
+                                                                 family=fam)
+        cap = 8192
+        aim = min(k + 2048, cap // 2)
+        sample = min(max(1 << (-(-64 * case.n // aim) - 1).bit_length(), 512), 4096)
+        ws = torch.zeros(4 * (512 + 2 * 512 * cap), dtype=torch.uint8, device=dev)
+        for split in sorted({max(1, min(64, -(-1056 // rows), case.n // 4096)),
+                             max(1, min(64, -(-528 // rows), case.n // 8192))}):
+            for ws_, wl in ((4, 8), (8, 8)):
+                arms[f"2k/s{split}/w{ws_}-{wl}"] = (
+                    lambda split=split, ws_=ws_, wl=wl: two_kernel(logits, None, kv, out, k, case.n, split, cap, aim,
+                                                                  sample, 2048, ws_, wl, ws, 512))
+        for name, fn in arms.items():
+            try:
+                out.fill_(-7)
+                fn()
+                torch.cuda.synchronize()
+                probs = check_exact(logits, out, kv_lens=kv)
+                t, g = cold_replay_us(fn, flush, args.reps)
+                out.fill_(-7)
+                g.replay()
+                torch.cuda.synchronize()
+                probs += check_exact(logits, out, kv_lens=kv)
+                rec["arms"][name] = t if not probs else f"INEXACT {probs[:2]}"
+            except Exception as e:  # keep probing the other arms
+                rec["arms"][name] = f"ERROR {type(e).__name__}: {str(e)[:200]}"
+        results.append(rec)
+        print(json.dumps(rec), flush=True)
+    if args.out:
+        os.makedirs(args.out, exist_ok=True)
+        with open(os.path.join(args.out, "probe_stream2.json"), "w") as f:
+            json.dump(results, f, indent=1)
+    print("\ncase                          torch  | best arms (us)")
+    for rec in results:
+        a = {k: v for k, v in rec["arms"].items() if isinstance(v, float)}
+        bad = [k for k, v in rec["arms"].items() if not isinstance(v, float)]
+        best = sorted((v, k) for k, v in a.items() if k != "torch")[:4]
+        print(f"{rec['case']:28s} {a.get('torch', 0):7.1f} | " + "  ".join(f"{k}={v:.1f}" for v, k in best)
+              + (f"  BAD: {bad}" if bad else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
