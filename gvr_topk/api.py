@@ -14,8 +14,9 @@ from . import contract
 from . import dispatch
 from . import reference
 from . import workspace as ws
-from .launch import LaunchArgs
-from .launch import launch
+from .launch import cache
+from .launch.common import family_module
+from .launch.common import static_kwargs
 
 
 def kernels_interpreted() -> bool:
@@ -121,36 +122,252 @@ def _envelope(kv_lens, npad: int, cr: int, max_seq_len: Optional[int], n_uniform
     return min(1 << max(n - 1, 0).bit_length(), npad)
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# Launch: a cached "validated + prepared" launch per call signature
+# ---------------------------------------------------------------------------------------------------------------
+#
+# Everything ``_validate`` checks, and everything a launch needs except the tensors' addresses, is a pure function
+# of tensor metadata (class, dtype, shape, strides, device) and the int arguments. ``_signature`` packs those into
+# one tuple; the first call with a signature runs the full check and prepares the launch (``_Prepared`` and its
+# ``LaunchEntry`` per envelope), later calls only fill in the pointers. A call that cannot be signed (an argument of
+# an unexpected type) takes the same path without the cache, so every bad argument still meets ``_validate``.
+
+_NOOP, _REFERENCE, _LAUNCH = 0, 1, 2
+_PREPARED = cache.BoundedCache()
+_ALIGNED5 = (True,) * 5
+_INTERPRETED: Optional[bool] = None
+
+
+def _interpreted() -> bool:
+    global _INTERPRETED
+    if _INTERPRETED is None:
+        _INTERPRETED = kernels_interpreted()
+    return _INTERPRETED
+
+
+# Device and stream queries on the per-call path use the bindings behind torch.cuda.current_device() and
+# torch.cuda.current_stream() directly (what Triton itself calls); the public calls cost microseconds more.
+_get_device = getattr(torch._C, "_cuda_getDevice", None) or (lambda: torch.cuda.current_device())
+_get_raw_stream = (getattr(torch._C, "_cuda_getCurrentRawStream", None)
+                   or (lambda index: torch.cuda.current_stream(index).cuda_stream))
+
+
+def _signature(logits, pre_idx, kv_lens, indices, values, next_n, compress_ratio, max_seq_len, workspace, family,
+               n_uniform):
+    """Hashable summary of everything validation and launch preparation depend on, or None (not cacheable).
+
+    Per tensor: class, dtype, shape, strides and device; the int arguments by value (exact ``int`` only, so a bool
+    or another int subclass, which ``_validate`` may reject, never matches a cached signature).
+    """
+    if (type(next_n) is not int or type(compress_ratio) is not int
+            or (max_seq_len is not None and type(max_seq_len) is not int)
+            or (family is not None and type(family) is not str)
+            or (n_uniform is not None and type(n_uniform) is not int)):
+        return None
+    try:
+        sig = (logits.__class__, logits.dtype, logits.shape, logits.stride(), logits.device,
+               indices.__class__, indices.dtype, indices.shape, indices.stride(), indices.device,
+               None if kv_lens is None else (kv_lens.__class__, kv_lens.dtype, kv_lens.shape, kv_lens.stride(),
+                                             kv_lens.device),
+               None if pre_idx is None else (pre_idx.__class__, pre_idx.dtype, pre_idx.shape, pre_idx.stride(),
+                                             pre_idx.device),
+               None if values is None else (values.__class__, values.dtype, values.shape, values.stride(),
+                                            values.device),
+               None if workspace is None else (workspace.__class__, workspace.dtype, workspace.shape,
+                                               workspace.stride(), workspace.device),
+               next_n, compress_ratio, max_seq_len, family, n_uniform)
+        hash(sig)
+    except Exception:  # not a tensor, a layout without strides, ...: let _validate name the problem
+        return None
+    return sig
+
+
+class _Prepared:
+    """A validated call signature: its mode and, per envelope, the prepared launch."""
+
+    __slots__ = ("mode", "rows", "npad", "k", "dev", "dev_index", "next_n", "cr", "max_seq_len", "family",
+                 "n_uniform", "entry", "entries", "meta")
+
+    def __init__(self, logits, pre_idx, kv_lens, indices, values, next_n, compress_ratio, max_seq_len, workspace,
+                 family, n_uniform):
+        rows, npad, k, _ = _validate(logits, pre_idx, kv_lens, indices, values, next_n, compress_ratio,
+                                     max_seq_len, workspace, family)
+        dev = logits.device
+        self.rows, self.npad, self.k, self.dev = rows, npad, k, dev
+        self.dev_index = (dev.index if dev.index is not None else _get_device()) if dev.type == "cuda" else None
+        self.next_n, self.cr, self.max_seq_len, self.family, self.n_uniform = (next_n, compress_ratio, max_seq_len,
+                                                                               family, n_uniform)
+        self.entry = None
+        self.entries = cache.BoundedCache(64)
+        if rows == 0:
+            self.mode = _NOOP
+        elif dev.type == "cpu" and not _interpreted():
+            self.mode = _REFERENCE
+        else:
+            self.mode = _LAUNCH
+        self.meta = dict(
+            row_stride=logits.stride(0), out_stride=indices.stride(0),
+            val_stride=values.stride(0) if values is not None else 0,
+            pre_stride=pre_idx.stride(0) if pre_idx is not None else 0,
+            hint_free=pre_idx is None, varlen=kv_lens is not None, has_values=values is not None,
+            dtypes=dict(indices_ptr=indices.dtype, values_ptr=(values if values is not None else indices).dtype,
+                        logits_ptr=logits.dtype, pre_idx_ptr=(pre_idx if pre_idx is not None else indices).dtype,
+                        kv_lens_ptr=(kv_lens if kv_lens is not None else indices).dtype))
+        if self.mode == _LAUNCH and (n_uniform is not None or max_seq_len is not None):
+            # The envelope needs no data: fix the launch now.
+            self.entry = self.entry_for(_envelope(None, npad, compress_ratio, max_seq_len, n_uniform, dev))
+
+    def entry_for(self, n_env: int) -> cache.LaunchEntry:
+        e = self.entries.get(n_env)
+        if e is None:
+            e = self._make_entry(n_env)
+            self.entries.put(n_env, e)
+        return e
+
+    def _make_entry(self, n_env: int) -> cache.LaunchEntry:
+        rows, npad, k, m = self.rows, self.npad, self.k, self.meta
+        plan = (dispatch.route(rows, n_env, npad, k) if self.family is None
+                else dispatch.plan_for(self.family, rows, n_env, npad, k))
+        # Rows never exceed the envelope: the register family's tile is sized for it.
+        n_bound = max(n_env, min(k + 1, npad)) if plan.family == "reg" else n_env
+        module = family_module(plan.family)
+        scalars = static_kwargs(k=k, next_n=self.next_n, cr_shift=self.cr.bit_length() - 1,
+                                n_uniform=0 if self.n_uniform is None else self.n_uniform, n_bound=n_bound,
+                                row_stride=m["row_stride"], out_stride=m["out_stride"], val_stride=m["val_stride"],
+                                pre_stride=m["pre_stride"], hint_free=m["hint_free"], varlen=m["varlen"],
+                                has_values=m["has_values"])
+        scalars.update(module.family_kwargs(plan, rows))
+        info = dict(rows=rows, k=k, npad=npad, row_stride=m["row_stride"], n_env=n_env, dtype=m["dtypes"]["logits_ptr"],
+                    hint_free=m["hint_free"], has_values=m["has_values"], varlen=m["varlen"], next_n=self.next_n,
+                    compress_ratio=self.cr, max_seq_len=self.max_seq_len, device=str(self.dev))
+        return cache.LaunchEntry(plan, module, rows, scalars, m["dtypes"], self.dev,
+                                 ws.workspace_bytes(rows, k) if module.WORKSPACE_ARGS else 0, info)
+
+    def run(self, logits, pre_idx, kv_lens, indices, values, workspace) -> None:
+        mode = self.mode
+        if mode == _LAUNCH:
+            entry = self.entry
+            if entry is None:
+                entry = self.entry_for(_envelope(kv_lens, self.npad, self.cr, None, None, self.dev))
+            idx = self.dev_index
+            # Triton launches on the current device: switch only when the tensors live elsewhere.
+            if idx is not None and _get_device() != idx:
+                with torch.cuda.device(idx):
+                    _launch(self, entry, logits, pre_idx, kv_lens, indices, values, workspace)
+            else:
+                _launch(self, entry, logits, pre_idx, kv_lens, indices, values, workspace)
+        elif mode == _REFERENCE:
+            k = self.k
+            idx, val = reference.topk_varlen(logits, kv_lens, k, next_n=self.next_n, compress_ratio=self.cr,
+                                             n_valid=self.n_uniform)
+            indices[:, :k].copy_(idx)
+            if values is not None:
+                values[:, :k].copy_(val)
+
+
+_NO_VIEWS: dict = {}
+
+
+def _launch(prep: _Prepared, entry: cache.LaunchEntry, logits, pre_idx, kv_lens, indices, values, workspace):
+    """Fill in the pointers of a prepared launch and run it (on the current device).
+
+    The hot path covers the usual call: every pointer 16-byte aligned, the library workspace (views already made
+    for this stream) and a launcher already compiled; anything else goes through :func:`_launch_checked`.
+    """
+    p_i, p_l = indices.data_ptr(), logits.data_ptr()
+    p_v = values.data_ptr() if values is not None else p_i
+    p_p = pre_idx.data_ptr() if pre_idx is not None else p_i
+    p_k = kv_lens.data_ptr() if kv_lens is not None else p_i
+    views = _NO_VIEWS
+    if entry.ws_args:
+        views = None
+        if workspace is None:
+            views = entry.ws_views.get(_get_raw_stream(prep.dev_index) if prep.dev_index is not None else 0)
+    if views is None or not entry.hot or (p_i | p_v | p_l | p_p | p_k) & (cache.ALIGN - 1):
+        return _launch_checked(prep, entry, (p_i, p_v, p_l, p_p, p_k), logits, pre_idx, kv_lens, indices, values,
+                               workspace)
+    entry.kernel.run(indices_ptr=indices, values_ptr=values if values is not None else indices, logits_ptr=logits,
+                     pre_idx_ptr=pre_idx if pre_idx is not None else indices,
+                     kv_lens_ptr=kv_lens if kv_lens is not None else indices, **views, **entry.scalars,
+                     grid=entry.grid, warmup=False)
+
+
+def _launch_checked(prep, entry, ptrs, logits, pre_idx, kv_lens, indices, values, workspace):
+    """The general launch: keys the variant by pointer alignment, refuses a cold one during capture, makes the
+    workspace views, launches, and records the variant as warm."""
+    user_align = cache.alignment(ptrs)  # in the order of common.POINTER_ARGS
+    stream = None
+    views = _NO_VIEWS
+    ws_align = ()
+    if entry.ws_args:
+        views = None
+        if workspace is None:
+            stream = _get_raw_stream(prep.dev_index) if prep.dev_index is not None else 0
+            views = entry.ws_views.get(stream)
+            ws_align = entry.default_ws_align
+        else:
+            ws_align = cache.alignment(workspace.data_ptr() + o for o in entry.ws_offsets)
+    align = (user_align, ws_align)
+    full = None
+    if align not in entry.warm:
+        full = entry.full_key(align)
+        if cache.is_warm(full):
+            entry.warm.add(align)
+            full = None
+        elif cache.capturing(prep.dev):
+            raise entry.cold_error(align)  # before anything is allocated or written
+    if views is None:
+        if workspace is None:
+            buf = ws.default_workspace(prep.dev, entry.ws_nbytes)
+            if cache.alignment(buf.data_ptr() + o for o in entry.ws_offsets) != ws_align:
+                # Not allocator-aligned after all: launch it as a caller workspace (keyed by what it really is).
+                return _launch_checked(prep, entry, ptrs, logits, pre_idx, kv_lens, indices, values, buf)
+            views = entry.module.workspace_kwargs(entry.plan, prep.rows, buf.view(torch.uint8))
+            entry.ws_views.put(stream, views)
+        else:
+            views = entry.module.workspace_kwargs(entry.plan, prep.rows, workspace.view(torch.uint8))
+    entry.kernel.run(indices_ptr=indices, values_ptr=values if values is not None else indices, logits_ptr=logits,
+                     pre_idx_ptr=pre_idx if pre_idx is not None else indices,
+                     kv_lens_ptr=kv_lens if kv_lens is not None else indices, **views, **entry.scalars,
+                     grid=entry.grid, warmup=False)
+    if full is not None:
+        # Launched outside capture: this variant is now compiled and loaded.
+        cache.mark_warm(full)
+        entry.warm.add(align)
+    if align == entry.hot_align:
+        entry.hot = True
+
+
 def _execute(logits, pre_idx, kv_lens, indices, values, next_n, compress_ratio, max_seq_len, workspace, family,
              n_uniform: Optional[int] = None) -> None:
-    rows, npad, k, _ = _validate(logits, pre_idx, kv_lens, indices, values, next_n, compress_ratio, max_seq_len,
-                                 workspace, family)
-    if rows == 0:
-        return
-    dev = logits.device
-    if dev.type == "cpu" and not kernels_interpreted():
-        idx, val = reference.topk_varlen(logits, kv_lens, k, next_n=next_n, compress_ratio=compress_ratio,
-                                         n_valid=n_uniform)
-        indices[:, :k].copy_(idx)
-        if values is not None:
-            values[:, :k].copy_(val)
-        return
-    n_env = _envelope(kv_lens, npad, compress_ratio, max_seq_len, n_uniform, dev)
-    plan = dispatch.route(rows, n_env, npad, k) if family is None else dispatch.plan_for(family, rows, n_env, npad, k)
-    if plan.family != "reg" and workspace is None:
-        workspace = ws.default_workspace(dev, ws.workspace_bytes(rows, k))
-    if workspace is not None:
-        workspace = workspace.view(torch.uint8)
-    # Rows never exceed the envelope: the register family's tile is sized for it.
-    n_bound = max(n_env, min(k + 1, npad)) if plan.family == "reg" else n_env
-    args = LaunchArgs(logits=logits, pre_idx=pre_idx, kv_lens=kv_lens, indices=indices, values=values, k=k,
-                      next_n=next_n, cr_shift=compress_ratio.bit_length() - 1,
-                      n_uniform=0 if n_uniform is None else n_uniform, n_bound=n_bound)
-    if dev.type == "cuda":
-        with torch.cuda.device(dev):
-            launch(plan, args, workspace)
+    """Validate (once per call signature), prepare and launch one call of the op."""
+    sig = _signature(logits, pre_idx, kv_lens, indices, values, next_n, compress_ratio, max_seq_len, workspace,
+                     family, n_uniform)
+    prep = _PREPARED.get(sig) if sig is not None else None
+    if prep is None:
+        prep = _Prepared(logits, pre_idx, kv_lens, indices, values, next_n, compress_ratio, max_seq_len, workspace,
+                         family, n_uniform)
+        if sig is not None:
+            _PREPARED.put(sig, prep)
+    entry = prep.entry
+    if entry is not None and (prep.dev_index is None or _get_device() == prep.dev_index):
+        _launch(prep, entry, logits, pre_idx, kv_lens, indices, values, workspace)  # the common case, inlined
     else:
-        launch(plan, args, workspace)
+        prep.run(logits, pre_idx, kv_lens, indices, values, workspace)
+
+
+def clear_launch_cache(*, forget_warm: bool = False) -> None:
+    """Drop every prepared launch (the next call of each signature validates and prepares again).
+
+    Parameters
+    ----------
+    forget_warm : bool
+        Also forget which launchers are compiled, so that capture refuses every launch until it has run once more
+        outside capture (for tests of the refusal; Triton's compiled kernels themselves are kept).
+    """
+    _PREPARED.clear()
+    if forget_warm:
+        cache.forget_warm()
 
 
 def run_varlen(logits: torch.Tensor, pre_idx: Optional[torch.Tensor], kv_lens: torch.Tensor, indices: torch.Tensor,
@@ -275,3 +492,210 @@ def topk(logits: torch.Tensor, k: int, *, kv_lens: Optional[torch.Tensor] = None
         max_seq_len = npad * compress_ratio + next_n
     torch.ops.gvr.topk_varlen(logits, pre_idx, kv_lens, indices, values, next_n, compress_ratio, max_seq_len)
     return indices, values
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Warm-up: compile every launcher a configuration can need, before CUDA-graph capture
+# ---------------------------------------------------------------------------------------------------------------
+
+def _as_list(name: str, v, kind) -> list:
+    items = list(v) if isinstance(v, (list, tuple)) else [v]
+    if not items:
+        raise _err(ValueError, name, "a non-empty value or list", v)
+    for x in items:
+        if kind is bool and not isinstance(x, bool):
+            raise _err(TypeError, name, "a bool or a list of bools", type(x).__name__)
+        if kind is torch.dtype and x not in contract.SCORE_DTYPES:
+            raise _err(TypeError, name, "dtype " + " or ".join(str(d) for d in contract.SCORE_DTYPES) +
+                       " (or a list of them)", x)
+    return list(dict.fromkeys(items))
+
+
+def warmup(num_rows, k: int, npad: int, max_seq_len: int, *, row_stride: Optional[int] = None, next_n: int = 1,
+           compress_ratio: int = 1, hinted=(False, True), with_values=(False, True), dtype=torch.float32,
+           device=None, family: Optional[str] = None, out_stride: Optional[int] = None,
+           values_stride: Optional[int] = None, hint_stride: Optional[int] = None,
+           stream: Optional["torch.cuda.Stream"] = None) -> int:
+    """Compile and load every launcher that :func:`run_varlen` calls of one configuration can use.
+
+    Runs the op once per (row count, score dtype, hint mode, values on/off) on dummy data shaped like the real
+    calls, outside CUDA-graph capture. With ``max_seq_len`` fixed the launch depends only on (rows, envelope, npad,
+    K) and on these switches, so afterwards capturing calls with the same shapes compiles nothing; a capture that
+    still meets an uncompiled variant raises :class:`gvr_topk.ColdLauncherError` instead of compiling.
+
+    Parameters
+    ----------
+    num_rows : int or sequence of int
+        Row counts of the calls (``batch * next_n``, e.g. every padded batch size a CUDA graph is captured for
+        times ``next_n``); each a positive multiple of ``next_n``.
+    k : int
+        K = ``indices.shape[1]``, in [1, 2048].
+    npad : int
+        Row width of ``logits`` (``logits.shape[1]``).
+    max_seq_len : int
+        The ``max_seq_len`` the calls pass (uncompressed tokens; the envelope is ``max_seq_len // compress_ratio``
+        columns, clamped to ``npad``). Calls without ``max_seq_len`` cannot be captured and are not covered.
+    row_stride : int, optional
+        ``logits.stride(0)`` of the calls (>= npad); default ``npad``.
+    next_n, compress_ratio : int
+        As in :func:`run_varlen`.
+    hinted : bool or sequence of bool
+        Modes to warm: True = with ``pre_idx`` (int32 ``(rows // next_n, >= K)``), False = hint-free. Default both.
+    with_values : bool or sequence of bool
+        Warm with and/or without the float32 ``values`` output. Default both.
+    dtype : torch.dtype or sequence of torch.dtype
+        Score dtype(s) of ``logits``: float32, bfloat16, float16.
+    device : torch.device or str or int, optional
+        Device of the calls; default the current CUDA device, or the CPU without CUDA.
+    family : str, optional
+        The ``family=`` the calls force, if any.
+    out_stride, values_stride, hint_stride : int, optional
+        ``indices.stride(0)``, ``values.stride(0)``, ``pre_idx.stride(0)`` of the calls when the tensors are
+        views of wider buffers; default K (only whether a stride is 1 or a multiple of 16 matters to compilation).
+    stream : torch.cuda.Stream, optional
+        Stream to run on (default: the current stream). Running on the stream that later calls use also creates
+        the library workspace of that stream ahead of time.
+
+    Returns
+    -------
+    int
+        Launchers newly compiled (recorded as warm) by this call; 0 when everything was already warm.
+
+    Raises
+    ------
+    TypeError, ValueError
+        A bad argument, named in the message.
+    RuntimeError
+        Called during CUDA-graph capture.
+    """
+    rows_l = _as_list("num_rows", num_rows, int)
+    for r in rows_l:
+        _check_int("num_rows", r, 1)
+    _check_int("k", k, 1)
+    if k > contract.MAX_K:
+        raise _err(ValueError, "k", f"an int in [1, {contract.MAX_K}]", k)
+    _check_int("npad", npad, 1)
+    _check_int("max_seq_len", max_seq_len, 0)
+    _check_int("next_n", next_n, 1)
+    _check_int("compress_ratio", compress_ratio, 1)
+    if compress_ratio & (compress_ratio - 1):
+        raise _err(ValueError, "compress_ratio", "a power of two (1, 2, 4, ...)", compress_ratio)
+    bad = [r for r in rows_l if r % next_n]
+    if bad:
+        raise _err(ValueError, "num_rows", f"multiples of next_n={next_n}", bad)
+    row_stride = npad if row_stride is None else row_stride
+    _check_int("row_stride", row_stride, npad)
+    strides = {}
+    for name, v in (("out_stride", out_stride), ("values_stride", values_stride), ("hint_stride", hint_stride)):
+        strides[name] = k if v is None else v
+        _check_int(name, strides[name], k)
+    hinted_l = _as_list("hinted", hinted, bool)
+    values_l = _as_list("with_values", with_values, bool)
+    dtypes = _as_list("dtype", dtype, torch.dtype)
+    if family is not None and family not in dispatch.FAMILIES:
+        raise _err(ValueError, "family", f"None or one of {dispatch.FAMILIES}", repr(family))
+    if device is None:
+        dev = torch.device("cuda", torch.cuda.current_device()) if torch.cuda.is_available() else torch.device("cpu")
+    else:
+        try:
+            dev = torch.device(device) if not isinstance(device, int) else torch.device("cuda", device)
+        except (RuntimeError, TypeError) as e:
+            raise _err(ValueError, "device", "a torch.device, a device string or a CUDA index", repr(device)) from e
+        if dev.type == "cuda" and dev.index is None:
+            dev = torch.device("cuda", torch.cuda.current_device())
+    if dev.type == "cuda":
+        with torch.cuda.device(dev):
+            if torch.cuda.is_current_stream_capturing() or (stream is not None and _stream_capturing(stream)):
+                raise RuntimeError("gvr_topk.warmup: called during CUDA-graph capture; warm up before capture "
+                                   "(warm-up compiles kernels, which capture forbids)")
+    before = cache.warm_count()
+    batch_max = max(rows_l) // next_n
+    rmax = max(rows_l)
+
+    def body():
+        kv = torch.full((batch_max,), max_seq_len, dtype=torch.int32, device=dev)
+        # Hints: K distinct in-range columns (their content never changes what compiles).
+        n_env = max(min(max_seq_len // compress_ratio, npad), 1)
+        pre = torch.zeros(batch_max, strides["hint_stride"], dtype=torch.int32, device=dev)
+        pre[:, :k] = torch.arange(k, dtype=torch.int32, device=dev) % n_env
+        idx = torch.empty(rmax, strides["out_stride"], dtype=torch.int32, device=dev)
+        val = torch.empty(rmax, strides["values_stride"], dtype=torch.float32, device=dev)
+        for dt in dtypes:
+            # Spread, deterministic scores (no RNG: warm-up must not move the caller's random state).
+            x = torch.arange(rmax * row_stride, dtype=torch.float32, device=dev).mul_(0.6180339887).frac_()
+            x = x.to(dt).view(rmax, row_stride)
+            for r in rows_l:
+                b = r // next_n
+                for h in hinted_l:
+                    for v in values_l:
+                        run_varlen(x[:r, :npad], pre[:b, :k] if h else None, kv[:b], idx[:r, :k], next_n=next_n,
+                                   compress_ratio=compress_ratio, values=val[:r, :k] if v else None,
+                                   max_seq_len=max_seq_len, family=family)
+
+    if dev.type == "cuda":
+        with torch.cuda.device(dev):
+            if stream is not None:
+                with torch.cuda.stream(stream):
+                    body()
+            else:
+                body()
+    else:
+        body()
+    return cache.warm_count() - before
+
+
+def _stream_capturing(stream) -> bool:
+    with torch.cuda.stream(stream):
+        return torch.cuda.is_current_stream_capturing()
+
+
+def warmup_for_config(config, *, batch_sizes, max_seq_len: int, npad: Optional[int] = None,
+                      row_stride: Optional[int] = None, with_values=(False, True), dtype=torch.float32,
+                      device=None, stream: Optional["torch.cuda.Stream"] = None) -> int:
+    """:func:`warmup` for a model config: K, next_n, the indexer layers' compress ratios and the hint modes.
+
+    Parameters
+    ----------
+    config : gvr_topk.policy.GvrConfig or str or os.PathLike
+        A loaded config, or a name / path :func:`gvr_topk.policy.load_config` accepts (e.g. ``"deepseek-v3.2"``).
+    batch_sizes : int or sequence of int
+        Request batch sizes of the calls (e.g. every padded batch a CUDA graph is captured for); rows are
+        ``batch * next_n`` with the config's ``next_n``.
+    max_seq_len : int
+        ``max_seq_len`` the calls pass (uncompressed tokens).
+    npad : int, optional
+        Row width of ``logits``; default ``ceil(max_seq_len / compress_ratio)`` for each compress ratio.
+    row_stride : int, optional
+        ``logits.stride(0)``; default ``npad``.
+    with_values, dtype, device, stream
+        As in :func:`warmup`.
+
+    Returns
+    -------
+    int
+        Launchers newly compiled.
+
+    Notes
+    -----
+    Hint modes come from the config's scenario policy: hint-free is always warmed (scenarios without a prior, and
+    batches where no request has one), hinted too when any scenario is hinted.
+    """
+    from .policy import GvrConfig
+    from .policy import load_config
+
+    cfg = config if isinstance(config, GvrConfig) else load_config(config)
+    _check_int("max_seq_len", max_seq_len, 0)
+    if npad is not None:
+        _check_int("npad", npad, 1)
+    sizes = _as_list("batch_sizes", batch_sizes, int)
+    for b in sizes:
+        _check_int("batch_sizes", b, 1)
+    hinted = [False] + ([True] if cfg.arena_needed else [])
+    ratios = sorted({cfg.compress_ratio(layer) for layer in cfg.indexer_layers})
+    total = 0
+    for cr in ratios:
+        width = -(-max_seq_len // cr) if npad is None else npad
+        total += warmup([b * cfg.next_n for b in sizes], cfg.k, max(width, 1), max_seq_len, row_stride=row_stride,
+                        next_n=cfg.next_n, compress_ratio=cr, hinted=hinted, with_values=with_values, dtype=dtype,
+                        device=device, stream=stream)
+    return total

@@ -44,25 +44,42 @@ class LaunchArgs:
         """Kernel arguments every family takes, by name (dummies for absent optional tensors are never read)."""
         a = self
         return dict(
-            indices_ptr=a.indices,
-            values_ptr=a.values if a.values is not None else a.indices,
-            logits_ptr=a.logits,
-            pre_idx_ptr=a.pre_idx if a.pre_idx is not None else a.indices,
-            kv_lens_ptr=a.kv_lens if a.kv_lens is not None else a.indices,
-            n_bound=a.n_bound,
-            row_stride=a.logits.stride(0),
-            out_stride=a.indices.stride(0),
-            val_stride=a.values.stride(0) if a.values is not None else 0,
-            pre_stride=a.pre_idx.stride(0) if a.pre_idx is not None else 0,
-            n_uniform=a.n_uniform,
-            next_n=a.next_n,
-            cr_shift=a.cr_shift,
-            K=a.k,
-            KB=max(16, 1 << (a.k - 1).bit_length()),
-            HINT_FREE=a.pre_idx is None,
-            VARLEN=a.kv_lens is not None,
-            HAS_VALUES=a.values is not None,
-        )
+            pointer_kwargs(a.logits, a.pre_idx, a.kv_lens, a.indices, a.values),
+            **static_kwargs(k=a.k, next_n=a.next_n, cr_shift=a.cr_shift, n_uniform=a.n_uniform, n_bound=a.n_bound,
+                            row_stride=a.logits.stride(0), out_stride=a.indices.stride(0),
+                            val_stride=a.values.stride(0) if a.values is not None else 0,
+                            pre_stride=a.pre_idx.stride(0) if a.pre_idx is not None else 0,
+                            hint_free=a.pre_idx is None, varlen=a.kv_lens is not None,
+                            has_values=a.values is not None))
+
+
+#: Tensor arguments every family takes, in launch order (the launcher cache fills these in per call).
+POINTER_ARGS = ("indices_ptr", "values_ptr", "logits_ptr", "pre_idx_ptr", "kv_lens_ptr")
+
+
+def pointer_kwargs(logits, pre_idx, kv_lens, indices, values) -> dict:
+    """The per-call tensor arguments; an absent optional tensor is replaced by ``indices`` (never read)."""
+    return dict(indices_ptr=indices, values_ptr=values if values is not None else indices, logits_ptr=logits,
+                pre_idx_ptr=pre_idx if pre_idx is not None else indices,
+                kv_lens_ptr=kv_lens if kv_lens is not None else indices)
+
+
+def static_kwargs(*, k: int, next_n: int, cr_shift: int, n_uniform: int, n_bound: int, row_stride: int,
+                  out_stride: int, val_stride: int, pre_stride: int, hint_free: bool, varlen: bool,
+                  has_values: bool) -> dict:
+    """The ints and constexprs every family takes; a pure function of tensor metadata and the int arguments."""
+    return dict(n_bound=n_bound, row_stride=row_stride, out_stride=out_stride, val_stride=val_stride,
+                pre_stride=pre_stride, n_uniform=n_uniform, next_n=next_n, cr_shift=cr_shift, K=k,
+                KB=max(16, 1 << (k - 1).bit_length()), HINT_FREE=hint_free, VARLEN=varlen, HAS_VALUES=has_values)
+
+
+def family_module(family: str):
+    """The launcher module of ``family``: ``kernel()``, ``grid``, ``family_kwargs``, ``workspace_kwargs``."""
+    from . import reg
+    from . import split
+    from . import stream
+
+    return {"reg": reg, "stream": stream, "split": split}[family]
 
 
 def launch(plan: Plan, args: LaunchArgs, workspace: Optional[torch.Tensor]) -> None:

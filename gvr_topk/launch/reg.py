@@ -1,10 +1,31 @@
-"""Launcher of the register-resident family: one program per row."""
+"""Launcher of the register-resident family: one program per row (no workspace)."""
 
 from ..dispatch import Plan
-from ..kernels.reg import _gvr_reg_kernel
+from ..kernels import reg as _kernels
 from .common import LaunchArgs
+
+#: Pointer arguments this family takes from the workspace (none: the row lives in registers).
+WORKSPACE_ARGS = ()
+
+
+def kernel():
+    """The family's ``@triton.jit`` kernel (looked up at call time so a reloaded kernel module is picked up)."""
+    return _kernels._gvr_reg_kernel
+
+
+def grid(plan: Plan, rows: int) -> tuple:
+    return (rows,)
+
+
+def family_kwargs(plan: Plan, rows: int) -> dict:
+    """Launch arguments of this family that do not change from call to call (ints, constexprs, num_warps)."""
+    return dict(BLOCK=plan.block, num_warps=plan.num_warps)
+
+
+def workspace_kwargs(plan: Plan, rows: int, workspace) -> dict:
+    return {}
 
 
 def launch_reg(plan: Plan, args: LaunchArgs, workspace=None) -> None:
     rows = args.logits.shape[0]
-    _gvr_reg_kernel[(rows,)](**args.common_kwargs(), BLOCK=plan.block, num_warps=plan.num_warps)
+    kernel()[grid(plan, rows)](**args.common_kwargs(), **family_kwargs(plan, rows))

@@ -2,13 +2,35 @@
 
 from .. import workspace as ws
 from ..dispatch import Plan
-from ..kernels.split import _gvr_split_kernel
+from ..kernels import split as _kernels
 from .common import LaunchArgs
+
+#: Pointer arguments this family takes from the workspace, in launch order.
+WORKSPACE_ARGS = ("ws_count_ptr", "ws_keys_ptr", "ws_cols_ptr")
+
+
+def kernel():
+    """The family's ``@triton.jit`` kernel (looked up at call time so a reloaded kernel module is picked up)."""
+    return _kernels._gvr_split_kernel
+
+
+def grid(plan: Plan, rows: int) -> tuple:
+    return (plan.split, rows)
+
+
+def family_kwargs(plan: Plan, rows: int) -> dict:
+    """Launch arguments of this family that do not change from call to call (ints, constexprs, num_warps)."""
+    return dict(aim=plan.aim, TILE=plan.block, CAP=plan.cap, SAMPLE=plan.sample, SPLIT=plan.split,
+                num_warps=plan.num_warps)
+
+
+def workspace_kwargs(plan: Plan, rows: int, workspace) -> dict:
+    """int32 views of a byte ``workspace``, by kernel argument name."""
+    counters, keys, cols = ws.views(workspace, plan, rows)
+    return dict(ws_count_ptr=counters, ws_keys_ptr=keys, ws_cols_ptr=cols)
 
 
 def launch_split(plan: Plan, args: LaunchArgs, workspace) -> None:
     rows = args.logits.shape[0]
-    counters, keys, cols = ws.views(workspace, plan, rows)
-    _gvr_split_kernel[(plan.split, rows)](
-        **args.common_kwargs(), ws_count_ptr=counters, ws_keys_ptr=keys, ws_cols_ptr=cols, aim=plan.aim,
-        TILE=plan.block, CAP=plan.cap, SAMPLE=plan.sample, SPLIT=plan.split, num_warps=plan.num_warps)
+    kernel()[grid(plan, rows)](**args.common_kwargs(), **workspace_kwargs(plan, rows, workspace),
+                               **family_kwargs(plan, rows))
