@@ -176,7 +176,6 @@ def _signature(logits, pre_idx, kv_lens, indices, values, next_n, compress_ratio
                None if workspace is None else (workspace.__class__, workspace.dtype, workspace.shape,
                                                workspace.stride(), workspace.device),
                next_n, compress_ratio, max_seq_len, family, n_uniform)
-        hash(sig)
     except Exception:  # not a tensor, a layout without strides, ...: let _validate name the problem
         return None
     return sig
@@ -343,7 +342,12 @@ def _execute(logits, pre_idx, kv_lens, indices, values, next_n, compress_ratio, 
     """Validate (once per call signature), prepare and launch one call of the op."""
     sig = _signature(logits, pre_idx, kv_lens, indices, values, next_n, compress_ratio, max_seq_len, workspace,
                      family, n_uniform)
-    prep = _PREPARED.get(sig) if sig is not None else None
+    prep = None
+    if sig is not None:
+        try:
+            prep = _PREPARED.get(sig)
+        except TypeError:  # an unhashable attribute (not a real tensor): no caching
+            sig = None
     if prep is None:
         prep = _Prepared(logits, pre_idx, kv_lens, indices, values, next_n, compress_ratio, max_seq_len, workspace,
                          family, n_uniform)
@@ -620,10 +624,12 @@ def warmup(num_rows, k: int, npad: int, max_seq_len: int, *, row_stride: Optiona
         pre[:, :k] = torch.arange(k, dtype=torch.int32, device=dev) % n_env
         idx = torch.empty(rmax, strides["out_stride"], dtype=torch.int32, device=dev)
         val = torch.empty(rmax, strides["values_stride"], dtype=torch.float32, device=dev)
+        # Distinct, deterministic scores (a bijective hash of the column; no RNG, so warm-up leaves the caller's
+        # random state alone); every row the same, so the temporaries are one row long.
+        row = torch.arange(row_stride, dtype=torch.int64, device=dev).mul_(2654435761).remainder_(1 << 24)
+        row = row.to(torch.float32).mul_(1.0 / (1 << 24))
         for dt in dtypes:
-            # Spread, deterministic scores (no RNG: warm-up must not move the caller's random state).
-            x = torch.arange(rmax * row_stride, dtype=torch.float32, device=dev).mul_(0.6180339887).frac_()
-            x = x.to(dt).view(rmax, row_stride)
+            x = row.to(dt).repeat(rmax, 1)
             for r in rows_l:
                 b = r // next_n
                 for h in hinted_l:
