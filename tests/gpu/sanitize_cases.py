@@ -1,0 +1,122 @@
+"""Small cases of every gvr top-k kernel path, for running under compute-sanitizer (memcheck, racecheck).
+
+Covers each family (reg, stream, split) hinted and hint-free, values on and off, short rows (n <= K), n = K + 1,
+n = capacity and capacity + 1 (the streaming families stage a whole row when it fits), varlen batches with
+zero-window rows (kv_lens < next_n), and a logits row stride wider than npad. Every output is checked with
+``gvr_topk.testing.check_exact``; the last line is ``GVR-SANITIZE-CASES OK <cases> cases`` when all were exact
+(exit 0), else the failures are listed and the exit status is 1.
+
+Run (GPU)::
+
+    PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck python tests/gpu/sanitize_cases.py
+    PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool racecheck python tests/gpu/sanitize_cases.py --quick
+
+Without the caching allocator every tensor is its own cudaMalloc, so an access past a tensor's end is outside any
+allocation and memcheck reports it (with caching it could land in a neighbouring cached block). Outputs are
+allocated exactly ``(rows, K)`` for the same reason. Without a GPU the script runs through Triton's interpreter.
+"""
+
+import argparse
+import os
+import sys
+
+import torch
+
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+
+import gvr_topk  # noqa: E402
+from gvr_topk import reference  # noqa: E402
+from gvr_topk.dispatch import capacity  # noqa: E402
+from gvr_topk.testing import check_exact  # noqa: E402
+
+DEV = "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def cases(quick: bool):
+    """(name, family, k, lens per request, npad, stride extra, next_n, hinted, values, dtype)."""
+    out = []
+    for family in ("reg", "stream", "split"):
+        for k in ((64, 512) if not quick else (64,)):
+            cap = capacity(k)
+            npad = min(cap + 8, 12000) if family == "reg" else cap + 300
+            lens = [0, 1, k - 1, k, k + 1, cap, cap + 1, npad]
+            lens = [min(n, npad) for n in lens]
+            for hinted in (False, True):
+                for values in (False, True):
+                    if quick and values != hinted:
+                        continue
+                    out.append((f"{family} k={k} hinted={hinted} values={values}", family, k, lens, npad, 0, 1,
+                                hinted, values, torch.float32))
+        # MTP varlen with zero-window requests, a wider row stride, half-precision scores.
+        out.append((f"{family} varlen next_n=2 zero-window, row stride npad+37", family, 64,
+                    [0, 1, 70, 3000], 3000, 37, 2, True, True, torch.bfloat16))
+        if not quick:
+            out.append((f"{family} varlen next_n=3 float16", family, 5, [2, 6, 2000], 2000, 0, 3, False, True,
+                        torch.float16))
+    out.append(("auto route, K=1, one row", None, 1, [5000], 5000, 0, 1, False, False, torch.float32))
+    return out
+
+
+def run_case(name, family, k, lens, npad, extra, next_n, hinted, values, dtype, seed):
+    g = torch.Generator().manual_seed(seed)
+    batch = len(lens)
+    rows = batch * next_n
+    # Request length -> uncompressed kv so that the request's last row has exactly that many columns.
+    kv = torch.tensor([n + 0 for n in lens], dtype=torch.int32)
+    base = torch.full((rows, npad + extra), float("nan"))
+    x = torch.randint(-3, 4, (rows, npad), generator=g).float() + 0.25 * torch.randn(rows, npad, generator=g)
+    n_rows = reference.row_lengths(kv, rows, npad, next_n=next_n)
+    x = torch.where(torch.arange(npad)[None, :] < n_rows[:, None], x, float("nan"))
+    base[:, :npad] = x
+    base = base.to(dtype).to(DEV)
+    logits = base[:, :npad]
+    kv = kv.to(DEV)
+    hint = None
+    if hinted:
+        prev, _ = reference.topk_varlen(logits.float() + 0.5, kv, k, next_n=next_n)
+        hint = prev[next_n - 1::next_n].contiguous()
+        hint[:, ::3] = -1  # partly invalid
+    idx = torch.empty(rows, k, dtype=torch.int32, device=DEV)
+    val = torch.empty(rows, k, device=DEV) if values else None
+    ws = torch.zeros(gvr_topk.workspace_bytes(rows, k), dtype=torch.uint8, device=DEV) if seed % 2 else None
+    gvr_topk.run_varlen(logits, hint, kv, idx, next_n=next_n, values=val, family=family, workspace=ws,
+                        max_seq_len=max(lens) if seed % 3 else None)
+    if DEV == "cuda":
+        torch.cuda.synchronize()
+    return check_exact(logits, idx, kv_lens=kv, next_n=next_n, values=val)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="fewer cases (for racecheck, which is slow)")
+    args = ap.parse_args(argv)
+    failed = 0
+    all_cases = cases(args.quick)
+    for i, c in enumerate(all_cases):
+        problems = run_case(*c, seed=i)
+        print(f"[{i + 1}/{len(all_cases)}] {c[0]}: {'exact' if not problems else 'WRONG ' + '; '.join(problems)}",
+              flush=True)
+        failed += bool(problems)
+    # The batch-uniform entry and the functional form.
+    x = torch.randn(3, 5000, device=DEV)
+    for family in gvr_topk.FAMILIES:
+        idx = torch.empty(3, 64, dtype=torch.int32, device=DEV)
+        gvr_topk.run(x, None, 4097, idx, family=family)
+        p = check_exact(x, idx, n_valid=4097)
+        print(f"run family={family}: {'exact' if not p else 'WRONG ' + '; '.join(p)}", flush=True)
+        failed += bool(p)
+    idx, val = gvr_topk.topk(x, 100, return_values=True)
+    p = check_exact(x, idx, values=val)
+    failed += bool(p)
+    print(f"topk: {'exact' if not p else 'WRONG ' + '; '.join(p)}")
+    total = len(all_cases) + len(gvr_topk.FAMILIES) + 1
+    if failed:
+        print(f"GVR-SANITIZE-CASES FAILED {failed} of {total} cases")
+        return 1
+    print(f"GVR-SANITIZE-CASES OK {total} cases")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
