@@ -17,8 +17,10 @@ import gvr_topk
 from gvr_topk import dispatch
 from gvr_topk.bench.cases import grid_cases
 from gvr_topk.bench.data import make_inputs
+from gvr_topk.kernels.split import _gvr_split_kernel
 from gvr_topk.kernels.stream import _gvr_select_kernel
 from gvr_topk.kernels.stream import _gvr_stage_kernel
+from gvr_topk.kernels.stream import _gvr_threshold_kernel
 from gvr_topk.bench.exact import check_exact_fast as check_exact
 
 
@@ -44,23 +46,28 @@ def cold_replay_us(fn, flush, reps):
 
 
 def two_kernel(logits, hint, kv, out, k, n_env, split, cap, aim, sample, tile, warps_stage, warps_select, ws,
-               chunk):
+               chunk, stage_tile=2048):
     rows, npad = logits.shape
     kb = max(16, 1 << (k - 1).bit_length())
     words = ws.view(torch.int32)
     counters = words[:chunk]
-    keys = words[chunk:chunk + chunk * cap]
-    cols = words[chunk + chunk * cap:chunk + 2 * chunk * cap]
+    thr = words[chunk:2 * chunk]
+    keys = words[2 * chunk:2 * chunk + chunk * cap]
+    cols = words[2 * chunk + chunk * cap:2 * chunk + 2 * chunk * cap]
     common = dict(indices_ptr=out, values_ptr=out, logits_ptr=logits, kv_lens_ptr=kv, ws_count_ptr=counters,
                   ws_keys_ptr=keys, ws_cols_ptr=cols, n_bound=n_env, row_stride=logits.stride(0),
-                  out_stride=out.stride(0), val_stride=0, n_uniform=0, next_n=1, cr_shift=0, aim=aim, K=k, KB=kb,
-                  TILE=tile, CAP=cap, SAMPLE=sample, VARLEN=True, HAS_VALUES=False)
+                  out_stride=out.stride(0), val_stride=0, n_uniform=0, next_n=1, cr_shift=0, K=k, KB=kb,
+                  TILE=tile, CAP=cap, VARLEN=True, HAS_VALUES=False)
     for r0 in range(0, rows, chunk):
         m = min(chunk, rows - r0)
-        _gvr_stage_kernel[(split, m)](row0=r0, SPLIT=split, num_warps=warps_stage, **common)
+        _gvr_threshold_kernel[(m,)](logits, kv, thr, row0=r0, n_bound=n_env, row_stride=logits.stride(0),
+                                    n_uniform=0, next_n=1, cr_shift=0, aim=aim, CAP=cap, SAMPLE=sample,
+                                    VARLEN=True, num_warps=4)
+        _gvr_stage_kernel[(split, m)](row0=r0, SPLIT=split, ws_thr_ptr=thr, num_warps=warps_stage,
+                                      **dict(common, TILE=stage_tile))
         _gvr_select_kernel[(m,)](row0=r0, pre_idx_ptr=hint if hint is not None else out,
                                  pre_stride=hint.stride(0) if hint is not None else 0, HINT_FREE=hint is None,
-                                 num_warps=warps_select, **common)
+                                 aim=aim, SAMPLE=sample, num_warps=warps_select, **common)
 
 
 def main():
@@ -72,6 +79,8 @@ def main():
     dev = torch.device("cuda")
     flush = torch.empty(256 << 20, dtype=torch.uint8, device=dev)
     rows_list = [1, 8, 64, 512]
+    if args.quick:
+        rows_list = [1, 64, 512]
     ns = [16387, 131075] if args.quick else [16387, 65536, 131075, 262143]
     ks = [512, 2048]
     results = []
@@ -88,21 +97,27 @@ def main():
         ttorch, _ = cold_replay_us(lambda: torch.topk(logits, k, dim=1, sorted=False), flush, args.reps)
         rec["arms"]["torch"] = ttorch
         arms = {}
-        for fam in ("split", "stream"):
-            if fam == "split" and rows > 32:
-                continue
-            arms[f"{fam}"] = lambda fam=fam: gvr_topk.run_varlen(logits, None, kv, out, max_seq_len=case.max_seq_len,
-                                                                 family=fam)
-        cap = 8192
-        aim = min(k + 2048, cap // 2)
-        sample = min(max(1 << (-(-64 * case.n // aim) - 1).bit_length(), 512), 4096)
-        ws = torch.zeros(4 * (512 + 2 * 512 * cap), dtype=torch.uint8, device=dev)
-        for split in sorted({max(1, min(64, -(-1056 // rows), case.n // 4096)),
-                             max(1, min(64, -(-528 // rows), case.n // 8192))}):
-            for ws_, wl in ((4, 8), (8, 8)):
-                arms[f"2k/s{split}/w{ws_}-{wl}"] = (
-                    lambda split=split, ws_=ws_, wl=wl: two_kernel(logits, None, kv, out, k, case.n, split, cap, aim,
-                                                                  sample, 2048, ws_, wl, ws, 512))
+        plan = dispatch.route(rows, case.n, npad, k)
+        cap, aim, sample = plan.cap, plan.aim, plan.sample
+        if rows <= 32:
+            counters = torch.zeros(64, dtype=torch.int32, device=dev)
+            skeys = torch.empty(rows * cap, dtype=torch.int32, device=dev)
+            scols = torch.empty(rows * cap, dtype=torch.int32, device=dev)
+            for tile, w in ((2048, 8), (2048, 16), (4096, 16), (8192, 16)):
+                arms[f"split/t{tile}/w{w}"] = (
+                    lambda tile=tile, w=w: _gvr_split_kernel[(plan.split, rows)](
+                        indices_ptr=out, values_ptr=out, logits_ptr=logits, pre_idx_ptr=out, kv_lens_ptr=kv,
+                        ws_count_ptr=counters, ws_keys_ptr=skeys, ws_cols_ptr=scols, n_bound=case.n,
+                        row_stride=logits.stride(0), out_stride=out.stride(0), val_stride=0, pre_stride=0,
+                        n_uniform=0, next_n=1, cr_shift=0, aim=aim, K=k, KB=max(16, 1 << (k - 1).bit_length()),
+                        TILE=tile, CAP=cap, SAMPLE=sample, SPLIT=plan.split, HINT_FREE=True, VARLEN=True,
+                        HAS_VALUES=False, num_warps=w))
+        ws = torch.zeros(4 * (512 + 2 * 256 * cap), dtype=torch.uint8, device=dev)
+        splan = dispatch.plan_for("stream", rows, case.n, npad, k)
+        for tile, w_stage in ((2048, 4), (4096, 4), (8192, 4), (8192, 8)):
+            arms[f"3k/s{splan.split}/t{tile}/w{w_stage}"] = (
+                lambda tile=tile, w_stage=w_stage: two_kernel(logits, None, kv, out, k, case.n, splan.split, cap, aim,
+                                                              sample, 2048, w_stage, 16, ws, 256, tile))
         for name, fn in arms.items():
             try:
                 out.fill_(-7)

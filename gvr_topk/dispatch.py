@@ -32,7 +32,7 @@ class Plan:
     sample : int
         Scores sampled per row to place the threshold (streaming families).
     split : int
-        Programs per row (``split``; 1 otherwise).
+        Programs per row: ``split`` (all of them), ``stream`` (its staging kernel); 1 for ``reg``.
     """
 
     family: str
@@ -76,7 +76,7 @@ def _reg_plan(n: int) -> Plan:
 
 def _stream_params(n: int, k: int):
     cap = capacity(k)
-    aim = int(cap * tuning.AIM_FRACTION)
+    aim = min(k + tuning.AIM_MARGIN, int(cap * tuning.AIM_MAX_FRACTION))
     want = _pow2_ceil(-(-tuning.SAMPLE_ABOVE * n // aim))
     sample = min(max(want, tuning.SAMPLE_MIN), tuning.SAMPLE_MAX, cap)
     return cap, aim, sample
@@ -121,11 +121,15 @@ def plan_for(family: str, b: int, n: int, npad: int, k: int, *, num_sms: Optiona
         return _reg_plan(n)
     if family == "stream":
         cap, aim, sample = _stream_params(n, k)
+        chunk = min(b, tuning.STREAM_CHUNK_ROWS)
+        split = min(-(-tuning.STREAM_TARGET_PROGRAMS // chunk), max(n // tuning.STREAM_MIN_CHUNK, 1),
+                    tuning.STREAM_SPLIT_MAX)
         return Plan("stream", block=tuning.STREAM_TILE, num_warps=tuning.STREAM_WARPS, cap=cap, aim=aim,
-                    sample=sample)
+                    sample=sample, split=max(split, 1))
     if family == "split":
         cap, aim, sample = _stream_params(n, k)
-        return Plan("split", block=tuning.SPLIT_TILE, num_warps=tuning.SPLIT_WARPS, cap=cap, aim=aim,
+        warps = tuning.SPLIT_WARPS_LONG if n > tuning.SPLIT_LONG_N else tuning.SPLIT_WARPS
+        return Plan("split", block=tuning.SPLIT_TILE, num_warps=warps, cap=cap, aim=aim,
                     sample=sample, split=_split_factor(b, n, num_sms))
     raise ValueError(f"family must be one of {FAMILIES} or None, got {family!r}")
 

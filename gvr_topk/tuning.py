@@ -26,19 +26,33 @@ REG_WARPS = ((2048, 4), (4096, 8), (8192, 16), (16384, 16))
 
 # --- streaming families ("stream", "split") -------------------------------------------------------
 #: Candidate capacity (survivors staged per row) by K: the smallest entry whose k_max >= K.
-#: Capacity is 4 K (at least 4096) so a sample that misjudges the survivor count by 2x still fits.
-CAP_BY_K = ((1024, 4096), (2048, 8192))
-#: Survivors the sample threshold aims for, as a fraction of the capacity.
-AIM_FRACTION = 0.5
+#: 8192 for every K: on the benchmark's decode rows (runs of related tokens) the survivor count of a sampled
+#: threshold spreads 0.36x-2x around its aim (simulated on the quick grid's data, benchmarks/NOTES.md), so the slot
+#: must hold ~4x K at K=2048 and the aim must stay well above K for K=512.
+CAP_BY_K = ((2048, 8192),)
+#: Survivors the sample threshold aims for: K + AIM_MARGIN, at most AIM_MAX_FRACTION of the capacity.
+AIM_MARGIN = 2048
+AIM_MAX_FRACTION = 0.5
 #: Sampled scores above the aimed threshold (sets the sample size; relative error ~ 1/sqrt of it).
 SAMPLE_ABOVE = 64
 #: Sample size bounds (powers of two; sampled in groups of 8 adjacent scores = one 32-byte sector).
 SAMPLE_MIN, SAMPLE_MAX = 512, 4096
-#: Scores streamed per loop iteration, and warps, for one-program-per-row streaming.
+
+# --- streaming family (three kernels: threshold, stage, select) -------------------------------------
+#: Scores per loop iteration of the staging kernel, and its warps (register-light: high occupancy).
 STREAM_TILE = 2048
-STREAM_WARPS = 8
-#: Most programs the streaming family launches (grid-stride over rows beyond it); bounds its workspace.
-STREAM_MAX_PROGRAMS = 4 * DEFAULT_NUM_SMS
+STREAM_WARPS = 4
+#: Warps of the per-row threshold and selection kernels.
+THRESHOLD_WARPS = 4
+SELECT_WARPS = 8
+#: Staging programs the family aims to launch per chunk (split per row = ceil(this / rows)), and the fewest
+#: scores each should stream. Measured on the H200 (chunks of 256 rows): 64 x 131075 ran as fast at 9 programs per
+#: row as at 17, 512 x 131075 fastest at 2.
+STREAM_TARGET_PROGRAMS = 512
+STREAM_MIN_CHUNK = 4096
+STREAM_SPLIT_MAX = 64
+#: Rows per launch chunk: bounds the workspace (CHUNK x CAP staging slots) whatever the batch.
+STREAM_CHUNK_ROWS = 256
 
 # --- split family ---------------------------------------------------------------------------------
 #: Split a row over several programs only up to this many rows (beyond, one program per row saturates the GPU).
@@ -49,7 +63,11 @@ SPLIT_TARGET_PROGRAMS = 2 * DEFAULT_NUM_SMS
 SPLIT_MIN, SPLIT_MAX = 2, 64
 SPLIT_MIN_CHUNK = 4096
 SPLIT_TILE = 2048
+#: Warps per split program: 8, or 16 for rows longer than SPLIT_LONG_N (measured on the H200: at 1 x 131075,
+#: K=2048 16 warps take 50 us against 66 us with 8; at n = 16387 8 warps are faster, 23.9 against 28.3 us).
 SPLIT_WARPS = 8
+SPLIT_WARPS_LONG = 16
+SPLIT_LONG_N = 65536
 #: Largest crossing bin (candidates sharing the K-th score's histogram bin) refined on a compacted small tile.
 #: Decode-like rows put a few dozen candidates there; larger bins are refined in place on the staged tile.
 CROSS_CAP = 512

@@ -2,11 +2,13 @@
 
 Layout (bytes, int32 words)::
 
-    [ counters: SPLIT_MAX_ROWS x 2 words ][ staged keys: slots x CAP ][ staged columns: slots x CAP ]
+    [ counters: ROW_WORDS x 2 words ][ staged keys: slots x CAP ][ staged columns: slots x CAP ]
 
-The counters (split family: survivors and arrivals per row) are zero at rest: the finishing program of each row
-resets them, so a workspace is zeroed once at allocation and never again (CUDA-graph replays need no memset). The
-candidate area needs no initialisation. Only the streaming families use a workspace; ``reg`` needs none.
+ROW_WORDS = max(SPLIT_MAX_ROWS, STREAM_CHUNK_ROWS). The first counter word of a row slot is its survivor count, the
+second the split family's arrival count or the streaming family's threshold. Counts and arrivals are zero at rest:
+the program that finishes a row resets them, so a workspace is zeroed once at allocation and never again
+(CUDA-graph replays need no memset). Thresholds and the candidate area need no initialisation. Only the streaming
+families use a workspace; ``reg`` needs none.
 """
 
 from typing import Dict
@@ -18,7 +20,8 @@ from . import tuning
 from .dispatch import Plan
 from .dispatch import capacity
 
-_COUNTER_WORDS = 2 * tuning.SPLIT_MAX_ROWS
+_ROW_WORDS = max(tuning.SPLIT_MAX_ROWS, tuning.STREAM_CHUNK_ROWS)
+_COUNTER_WORDS = 2 * _ROW_WORDS
 _ALIGN = 256
 
 
@@ -26,7 +29,7 @@ def _slots(plan_family: str, num_rows: int) -> int:
     if plan_family == "split":
         return num_rows
     if plan_family == "stream":
-        return min(num_rows, tuning.STREAM_MAX_PROGRAMS)
+        return min(num_rows, tuning.STREAM_CHUNK_ROWS)
     return 0
 
 
@@ -55,13 +58,22 @@ def workspace_bytes(num_rows: int, k: int) -> int:
 
 
 def views(workspace: torch.Tensor, plan: Plan, num_rows: int):
-    """int32 views (counters, staged keys, staged columns) of a byte workspace for one launch."""
+    """int32 views (counters, staged keys, staged columns) of a byte workspace for one launch.
+
+    ``counters`` holds 2 words per row slot: (survivors, arrivals) for ``split``; for ``stream`` its first
+    ROW_WORDS words are the survivor counts and the next ROW_WORDS the thresholds (see :func:`stream_views`)."""
     words = workspace.view(torch.int32)
     slots = _slots(plan.family, num_rows)
     counters = words[:_COUNTER_WORDS]
     keys = words[_COUNTER_WORDS:_COUNTER_WORDS + slots * plan.cap]
     cols = words[_COUNTER_WORDS + slots * plan.cap:_COUNTER_WORDS + 2 * slots * plan.cap]
     return counters, keys, cols
+
+
+def stream_views(workspace: torch.Tensor, plan: Plan, num_rows: int):
+    """int32 views (survivor counts, thresholds, staged keys, staged columns) for the ``stream`` family."""
+    counters, keys, cols = views(workspace, plan, num_rows)
+    return counters[:_ROW_WORDS], counters[_ROW_WORDS:], keys, cols
 
 
 _DEFAULT: Dict[Tuple[torch.device, int], torch.Tensor] = {}

@@ -7,7 +7,7 @@ GVR structure without inter-program communication before the hand-off:
 
 1. Every program of a row samples the *same* positions, so all compute the same threshold.
 2. Each streams its contiguous share of the row once and stages survivors into the row's workspace slot, reserving
-   space with one atomic per warp-sized tile row on the row's counter (no block-wide scan per tile).
+   space with one atomic per tile on the row's counter.
 3. After a barrier, each program adds 1 to the row's arrival counter (acq_rel); the program that arrives last is
    the finisher. It resets both counters to zero (the workspace restores itself, so CUDA-graph replays need no
    memset) and runs the exact selection on the staged candidates.
@@ -27,7 +27,6 @@ from ._common import _sample_threshold
 from ._common import _select_staged
 from ._common import _stage_range
 from ._common import _stage_share
-from ._common import WARP_COLS
 
 
 @triton.jit
@@ -63,7 +62,7 @@ def _gvr_split_kernel(
         share = (tiles + SPLIT - 1) // SPLIT * TILE
         start = part * share
         end = tl.minimum(start + share, n)
-        _stage_share(row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP, TILE // WARP_COLS, WARP_COLS)
+        _stage_share(row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP, TILE)
         # ---- hand-off: the last program to arrive finishes the row ----
         tl.debug_barrier()
         arrived = tl.atomic_add(arrive_ptr, 1, sem="acq_rel")

@@ -1,18 +1,23 @@
-"""Streaming family ``stream``: one program per row (grid-stride over rows), rows of any length.
+"""Streaming family ``stream``: many long rows, three kernels per launch chunk of rows.
 
-Regime: many rows (the batch alone fills the GPU), rows longer than a register tile. Memory traffic on the accept
-path: one sample (SAMPLE/8 sectors) plus one full read of the row; candidates are staged in the caller's
-workspace (one CAP-slot per program) and read back once.
+Regime: batches larger than the split family's (the batch alone gives enough rows to fill the GPU), rows longer than
+a register tile. A one-program-per-row loop streams a 512 KB row at only ~17 GB/s on the H200, and a fused kernel
+that also selects carries the selection's registers through the streaming loop (low occupancy), so the work is
+split into three launches over a chunk of rows:
 
-GVR structure:
+1. ``_gvr_threshold_kernel`` (one program per row), guess: the order key at rank ``aim * S / n`` of a deterministic
+   S-score sample (1 = admit everything for rows that fit the staging slot). Computed once per row, not once per
+   streaming program.
+2. ``_gvr_stage_kernel`` (SPLIT programs per row, register-light), verify: each program streams its share once and
+   stages the scores at or above the threshold into the row's workspace slot; the row's counter ends up holding the
+   exact survivor count. Short rows (n <= K) are written here.
+3. ``_gvr_select_kernel`` (one program per row), refine: resets the counter (the workspace restores itself, so
+   CUDA-graph replays need no memset) and selects exactly on the staged candidates. A staging that missed walks the
+   retry ladder in that program (a 4x lower sample rank, the hint in hinted mode, the exact whole-row path): slow,
+   never wrong.
 
-1. Guess: the order key at rank ``aim * SAMPLE / n`` of a deterministic sample of the row (hint-free and hinted
-   alike: the sample, not the hint, places the threshold on the accept path).
-2. Verify: one streaming pass stages every score >= the threshold and counts them exactly.
-3. Refine: K <= count <= CAP means the top-K lies among the staged scores: exact radix selection there.
-4. Retry ladder (costs time, never exactness): a lower sample rank (4x the aim); in hinted mode then the hint's
-   smallest score; finally the exact whole-row path.
-Rows with n <= CAP skip the sample and stage everything.
+Memory traffic on the accept path: one sample per row, one full read of the row, the survivors written and read
+back once.
 """
 
 import triton
@@ -27,78 +32,39 @@ from ._common import _sample_threshold
 from ._common import _select_staged
 from ._common import _stage_range
 from ._common import _stage_share
-from ._common import WARP_COLS
 
 
 @triton.jit
-def _gvr_stream_kernel(
-    indices_ptr, values_ptr,  # outputs
-    logits_ptr, pre_idx_ptr, kv_lens_ptr,  # inputs
-    ws_keys_ptr, ws_cols_ptr,  # workspace: int32 [programs, CAP] each
-    num_rows, n_bound, row_stride, out_stride, val_stride, pre_stride,
-    n_uniform, next_n, cr_shift, aim,
-    K: tl.constexpr, KB: tl.constexpr, TILE: tl.constexpr, CAP: tl.constexpr, SAMPLE: tl.constexpr,
-    HINT_FREE: tl.constexpr, VARLEN: tl.constexpr, HAS_VALUES: tl.constexpr,
+def _gvr_threshold_kernel(
+    logits_ptr, kv_lens_ptr, ws_thr_ptr,  # scores; int32 [batch]; uint32 [rows_chunk] out: each row's threshold
+    row0, n_bound, row_stride, n_uniform, next_n, cr_shift, aim,
+    CAP: tl.constexpr, SAMPLE: tl.constexpr, VARLEN: tl.constexpr,
 ):
-    pid = tl.program_id(0)
-    slot_keys = ws_keys_ptr + pid.to(tl.int64) * CAP
-    slot_cols = ws_cols_ptr + pid.to(tl.int64) * CAP
-    nprog = tl.num_programs(0)
-    for it in range(0, (num_rows - pid + nprog - 1) // nprog):
-        row = pid + it * nprog
-        n = _row_length(row, kv_lens_ptr, n_uniform, next_n, cr_shift, n_bound, VARLEN)
+    """Guess, once per row: the staging threshold from a deterministic sample (1 = admit all for rows that fit the
+    slot). Computed here once instead of in every staging program of the row."""
+    local = tl.program_id(0)
+    row = row0 + local
+    n = _row_length(row, kv_lens_ptr, n_uniform, next_n, cr_shift, n_bound, VARLEN)
+    if n > CAP:
         row_ptr = logits_ptr + row.to(tl.int64) * row_stride
-        out_ptr = indices_ptr + row.to(tl.int64) * out_stride
-        val_ptr = values_ptr + row.to(tl.int64) * val_stride
-        if n <= K:
-            _emit_short(out_ptr, val_ptr, row_ptr, n, K, KB, HAS_VALUES)
-        else:
-            # ---- guess + verify: sample threshold, one staging pass ----
-            if n <= CAP:
-                thr = tl.full([], 1, tl.uint32)  # admit every score: the whole row fits the staging slot
-                rank = SAMPLE
-            else:
-                rank = _sample_rank(n, aim, SAMPLE)
-                thr = _sample_threshold(row_ptr, n, rank, SAMPLE)
-            count = _stage_range(row_ptr, 0, n, thr, slot_keys, slot_cols, CAP, TILE)
-            # ---- retry ladder: floor rung, then the hint (hinted mode) ----
-            if (count < K) & (rank < SAMPLE):
-                thr = _sample_threshold(row_ptr, n, tl.minimum(rank * 4, SAMPLE), SAMPLE)
-                count = _stage_range(row_ptr, 0, n, thr, slot_keys, slot_cols, CAP, TILE)
-            if not HINT_FREE:
-                if count < K:
-                    hthr = _hint_threshold(pre_idx_ptr + (row // next_n).to(tl.int64) * pre_stride, row_ptr, n,
-                                           K, KB)
-                    if hthr < thr:
-                        count = _stage_range(row_ptr, 0, n, hthr, slot_keys, slot_cols, CAP, TILE)
-            # ---- refine ----
-            tl.debug_barrier()  # staged by all threads, read by all threads
-            if (count >= K) & (count <= CAP):
-                _select_staged(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP, HAS_VALUES)
-            else:
-                _exact_row(out_ptr, val_ptr, row_ptr, n, K, TILE, HAS_VALUES)
-            tl.debug_barrier()  # the slot is restaged for the next row only after every thread read it
-
-
-# ------------------------------------------------------------------------------------------------------------------
-# Two-kernel form for many long rows: a register-light staging kernel with SPLIT programs per row, then one
-# selection program per row. Splitting the work this way keeps the streaming pass at high occupancy (the staged
-# tile's registers are needed only by the selection kernel) and gives every row several streaming programs.
-# ------------------------------------------------------------------------------------------------------------------
+        thr = _sample_threshold(row_ptr, n, _sample_rank(n, aim, SAMPLE), SAMPLE)
+    else:
+        thr = tl.full([], 1, tl.uint32)
+    tl.store(ws_thr_ptr + local, thr.to(tl.int32, bitcast=True))
 
 
 @triton.jit
 def _gvr_stage_kernel(
     indices_ptr, values_ptr,  # outputs (short rows are written here)
     logits_ptr, kv_lens_ptr,  # inputs
-    ws_count_ptr, ws_keys_ptr, ws_cols_ptr,  # workspace: int32 [rows_chunk] (zero at rest), int32 [rows_chunk, CAP] x 2
+    ws_count_ptr, ws_thr_ptr, ws_keys_ptr, ws_cols_ptr,  # workspace: counters (zero at rest), thresholds, slots
     row0, n_bound, row_stride, out_stride, val_stride,
-    n_uniform, next_n, cr_shift, aim,
-    K: tl.constexpr, KB: tl.constexpr, TILE: tl.constexpr, CAP: tl.constexpr, SAMPLE: tl.constexpr,
+    n_uniform, next_n, cr_shift,
+    K: tl.constexpr, KB: tl.constexpr, TILE: tl.constexpr, CAP: tl.constexpr,
     SPLIT: tl.constexpr, VARLEN: tl.constexpr, HAS_VALUES: tl.constexpr,
 ):
-    """Guess + verify for rows ``row0 + program_id(1)``: every program of a row computes the same sample threshold
-    and stages the survivors of its share; the row's counter ends up holding the exact survivor count."""
+    """Verify for rows ``row0 + program_id(1)``: every program of a row stages the survivors of its share against
+    the row's threshold; the row's counter ends up holding the exact survivor count."""
     part = tl.program_id(0)
     local = tl.program_id(1)
     row = row0 + local
@@ -109,16 +75,14 @@ def _gvr_stage_kernel(
             _emit_short(indices_ptr + row.to(tl.int64) * out_stride, values_ptr + row.to(tl.int64) * val_stride,
                         row_ptr, n, K, KB, HAS_VALUES)
     else:
-        if n <= CAP:
-            thr = tl.full([], 1, tl.uint32)  # admit every score: the whole row fits the staging slot
-        else:
-            thr = _sample_threshold(row_ptr, n, _sample_rank(n, aim, SAMPLE), SAMPLE)
+        thr = tl.load(ws_thr_ptr + local).to(tl.uint32, bitcast=True)
         tiles = (n + TILE - 1) // TILE
         share = (tiles + SPLIT - 1) // SPLIT * TILE
         start = part * share
         end = tl.minimum(start + share, n)
-        _stage_share(row_ptr, start, end, thr, ws_count_ptr + local, ws_keys_ptr + local.to(tl.int64) * CAP,
-                     ws_cols_ptr + local.to(tl.int64) * CAP, CAP, TILE // WARP_COLS, WARP_COLS)
+        slot_keys = ws_keys_ptr + local.to(tl.int64) * CAP
+        slot_cols = ws_cols_ptr + local.to(tl.int64) * CAP
+        _stage_share(row_ptr, start, end, thr, ws_count_ptr + local, slot_keys, slot_cols, CAP, TILE)
 
 
 @triton.jit

@@ -1,4 +1,13 @@
-"""Launcher of the streaming family: min(rows, STREAM_MAX_PROGRAMS) programs, grid-stride over rows."""
+"""Launcher of the streaming family: per chunk of rows, three kernels (threshold, stage, select).
+
+The launcher cache treats a family as one kernel launched with keyword arguments; :class:`StreamLaunch` presents
+the three kernels that way: one ``run`` that takes the union of their arguments and launches each kernel with its
+own, chunk by chunk (``tuning.STREAM_CHUNK_ROWS`` rows per chunk bound the workspace whatever the batch).
+"""
+
+import inspect
+
+import triton.language as tl
 
 from .. import tuning
 from .. import workspace as ws
@@ -7,31 +16,86 @@ from ..kernels import stream as _kernels
 from .common import LaunchArgs
 
 #: Pointer arguments this family takes from the workspace, in launch order.
-WORKSPACE_ARGS = ("ws_keys_ptr", "ws_cols_ptr")
+WORKSPACE_ARGS = ("ws_count_ptr", "ws_thr_ptr", "ws_keys_ptr", "ws_cols_ptr")
+#: Arguments of the composite launch that are not kernel arguments (how the three launches are shaped).
+_SHAPE_ARGS = ("num_rows", "chunk_rows", "stage_warps", "threshold_warps", "select_warps")
 
 
-def kernel():
-    """The family's ``@triton.jit`` kernel (looked up at call time so a reloaded kernel module is picked up)."""
-    return _kernels._gvr_stream_kernel
+def _param_names(kernel) -> tuple:
+    return tuple(inspect.signature(getattr(kernel, "fn", kernel)).parameters)
+
+
+class StreamLaunch:
+    """The three kernels of the family behind one ``run(grid=..., warmup=False, **kwargs)``.
+
+    ``fn`` carries the union of the kernels' parameters (constexprs annotated as such), which is what the launcher
+    cache reads to build compile keys; a key therefore covers the variants of all three kernels at once.
+    """
+
+    def __init__(self, threshold, stage, select):
+        self.kernels = (threshold, stage, select)
+        self.names = tuple(frozenset(_param_names(k)) for k in self.kernels)
+        params = {}
+        for k in self.kernels:
+            for name, p in inspect.signature(getattr(k, "fn", k)).parameters.items():
+                params.setdefault(name, p.replace(kind=inspect.Parameter.KEYWORD_ONLY))
+        for name in _SHAPE_ARGS:
+            params[name] = inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=tl.constexpr)
+        params.pop("row0", None)  # set per chunk here, never by the caller
+
+        def fn(**kwargs):  # a signature holder only
+            raise NotImplementedError
+
+        fn.__signature__ = inspect.Signature(list(params.values()))
+        fn.__module__ = __name__
+        fn.__name__ = "stream_launch"
+        self.fn = fn
+
+    def run(self, *, grid=None, warmup=False, **kw) -> None:
+        rows, chunk = kw["num_rows"], kw["chunk_rows"]
+        threshold, stage, select = self.kernels
+        n_thr, n_stage, n_select = self.names
+        warps = (kw["threshold_warps"], kw["stage_warps"], kw["select_warps"])
+        a_thr = {k: v for k, v in kw.items() if k in n_thr}
+        a_stage = {k: v for k, v in kw.items() if k in n_stage}
+        a_select = {k: v for k, v in kw.items() if k in n_select}
+        split = kw["SPLIT"]
+        for row0 in range(0, rows, chunk):
+            m = min(chunk, rows - row0)
+            threshold[(m,)](row0=row0, num_warps=warps[0], **a_thr)
+            stage[(split, m)](row0=row0, num_warps=warps[1], **a_stage)
+            select[(m,)](row0=row0, num_warps=warps[2], **a_select)
+
+
+_LAUNCH = None
+
+
+def kernel() -> StreamLaunch:
+    """The family's launch object (built once; kernels looked up at first use so a reloaded module is picked up)."""
+    global _LAUNCH
+    if _LAUNCH is None or _LAUNCH.kernels[1] is not _kernels._gvr_stage_kernel:
+        _LAUNCH = StreamLaunch(_kernels._gvr_threshold_kernel, _kernels._gvr_stage_kernel,
+                               _kernels._gvr_select_kernel)
+    return _LAUNCH
 
 
 def grid(plan: Plan, rows: int) -> tuple:
-    return (min(rows, tuning.STREAM_MAX_PROGRAMS),)
+    return (rows,)  # informational: StreamLaunch shapes its own three grids
 
 
 def family_kwargs(plan: Plan, rows: int) -> dict:
-    """Launch arguments of this family that do not change from call to call (ints, constexprs, num_warps)."""
-    return dict(num_rows=rows, aim=plan.aim, TILE=plan.block, CAP=plan.cap, SAMPLE=plan.sample,
-                num_warps=plan.num_warps)
+    """Launch arguments of this family that do not change from call to call (ints, constexprs, warps)."""
+    return dict(aim=plan.aim, TILE=plan.block, CAP=plan.cap, SAMPLE=plan.sample, SPLIT=plan.split, num_rows=rows,
+                chunk_rows=tuning.STREAM_CHUNK_ROWS, stage_warps=plan.num_warps,
+                threshold_warps=tuning.THRESHOLD_WARPS, select_warps=tuning.SELECT_WARPS)
 
 
 def workspace_kwargs(plan: Plan, rows: int, workspace) -> dict:
     """int32 views of a byte ``workspace``, by kernel argument name."""
-    _, keys, cols = ws.views(workspace, plan, rows)
-    return dict(ws_keys_ptr=keys, ws_cols_ptr=cols)
+    counts, thresholds, keys, cols = ws.stream_views(workspace, plan, rows)
+    return dict(ws_count_ptr=counts, ws_thr_ptr=thresholds, ws_keys_ptr=keys, ws_cols_ptr=cols)
 
 
 def launch_stream(plan: Plan, args: LaunchArgs, workspace) -> None:
     rows = args.logits.shape[0]
-    kernel()[grid(plan, rows)](**args.common_kwargs(), **workspace_kwargs(plan, rows, workspace),
-                               **family_kwargs(plan, rows))
+    kernel().run(**args.common_kwargs(), **workspace_kwargs(plan, rows, workspace), **family_kwargs(plan, rows))

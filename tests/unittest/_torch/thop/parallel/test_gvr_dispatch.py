@@ -22,7 +22,13 @@ def test_golden_plan_fields():
     p = route(1, 131075, 131075, 2048)
     assert (p.family, p.cap, p.aim, p.sample, p.split) == ("split", 8192, 4096, 4096, 33)
     p = route(512, 16387, 16387, 512)
-    assert (p.family, p.cap, p.aim, p.sample, p.split) == ("stream", 4096, 2048, 1024, 1)
+    assert (p.family, p.cap, p.aim, p.sample, p.split) == ("stream", 8192, 2560, 512, 2)
+    p = route(64, 131075, 131075, 2048)
+    assert (p.family, p.cap, p.aim, p.sample, p.split) == ("stream", 8192, 4096, 4096, 8)
+    # Every row count keeps the staging split within its bounds (the workspace chunk bounds the programs).
+    for b in (33, 64, 100, 256, 257, 512, 4096):
+        p = route(b, 262143, 262143, 1024)
+        assert 1 <= p.split <= tuning.STREAM_SPLIT_MAX
 
 
 def test_reg_threshold_both_sides():
@@ -40,8 +46,15 @@ def test_split_threshold_both_sides():
 
 
 def test_capacity_thresholds():
-    assert dispatch.capacity(1) == 4096 and dispatch.capacity(1024) == 4096
-    assert dispatch.capacity(1025) == 8192 and dispatch.capacity(2048) == 8192
+    # One capacity for every K (tuning.CAP_BY_K says why); K past the table's last entry keeps the last capacity.
+    assert dispatch.capacity(1) == 8192 and dispatch.capacity(1024) == 8192 and dispatch.capacity(2048) == 8192
+    assert dispatch.capacity(4096) == tuning.CAP_BY_K[-1][1]
+
+
+def test_aim_stays_between_k_and_half_the_capacity():
+    for k in (1, 512, 1024, 2048):
+        p = route(64, 262143, 262143, k)
+        assert k < p.aim <= p.cap // 2
 
 
 def test_every_family_reachable():
@@ -65,7 +78,7 @@ def test_plans_within_their_regime():
                     if p.family == "split":
                         assert b <= tuning.SPLIT_MAX_ROWS and tuning.SPLIT_MIN <= p.split <= tuning.SPLIT_MAX
                     else:
-                        assert p.split == 1
+                        assert 1 <= p.split <= tuning.STREAM_SPLIT_MAX
 
 
 def test_n_is_clamped_to_npad():
