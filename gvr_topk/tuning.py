@@ -6,11 +6,12 @@ a value is re-measured (see ``benchmarks/NOTES.md`` for the measurements themsel
 """
 
 PROVENANCE = {
-    "source": "initial values derived from the reference design (GVR V2 on B200) and re-scaled for 132 SMs; "
-              "see benchmarks/NOTES.md for the H200 measurements that confirm or replace them",
-    "gpu": "NVIDIA H200 (132 SMs, 60 MB L2)",
+    "source": "register family: initial values derived from the reference design (GVR V2 on B200) re-scaled for 132 "
+              "SMs; streaming families (capacity, aim, tiles, warps, split, chunk): measured on the H200 with "
+              "benchmarks/probe_stream2.py on the benchmark's decode data (benchmarks/NOTES.md, entries 4-6)",
+    "gpu": "NVIDIA H200 (132 SMs, 60 MB L2), driver 580.159.04, torch 2.11, Triton 3.6",
     "date": "2026-11-30",
-    "command": "python -m benchmarks.bench_gvr_topk",
+    "command": "python benchmarks/probe_stream2.py --quick; python benchmarks/probe_primitives.py",
 }
 
 #: SM count the thresholds are written for (H200). ``route`` scales by the real count when it is given.

@@ -13,12 +13,16 @@ mkdir -p "$OUT"
 cd "$(dirname "$0")/../.."
 T=tests/unittest/_torch/thop/parallel
 PY=${PYTHON:-python}
-SUMMARY="$OUT/summary.txt"
+SUMMARY="$OUT/summary${GVR_STEPS:+-${GVR_STEPS// /-}}.txt"
 : > "$SUMMARY"
 FAILED=0
 
+# GVR_STEPS picks steps (default: all), e.g. GVR_STEPS="robustness fuzz" to run the one-GPU steps alone.
+STEPS=" ${GVR_STEPS:-robustness fuzz multi_gpu sanitizer} "
+
 step() {  # step NAME LIMIT_SECONDS COMMAND...
   local name=$1 limit=$2; shift 2
+  case "$STEPS" in *" $name "*) ;; *) return 0 ;; esac
   local t0=$(date +%s)
   echo "=== $name: $*" | tee -a "$OUT/$name.log"
   timeout --signal=TERM --kill-after=15 "$limit" "$@" >> "$OUT/$name.log" 2>&1
