@@ -26,6 +26,7 @@ step() {  # step NAME GPUS LIMIT COMMAND...
     "$(grep -E '(passed|failed|error)' "$OUT/$name.log" | tail -1)" >> "$S"
 }
 
+for d in /usr/local/cuda/bin /usr/local/cuda/compute-sanitizer; do [ -x "$d/compute-sanitizer" ] && export PATH="$PATH:$d"; done
 XDIST=$($PY -c "import xdist" 2>/dev/null && echo "-n 12")
 {
   step main_suite 1 220 $PY -m pytest -q -rfE -p no:cacheprovider $XDIST $T --ignore=$T/test_gvr_fuzz.py \
