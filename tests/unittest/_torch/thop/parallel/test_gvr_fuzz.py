@@ -388,8 +388,10 @@ def _caller_workspace(cfg: Config):
     return ws
 
 
-def fuzz(num_cases: int, master_seed: int, only: Optional[str] = None) -> dict:
-    """Run ``num_cases`` cases over a seeded set of configurations; returns the summary."""
+def fuzz(num_cases: int, master_seed: int, only: Optional[str] = None, on_config=None) -> dict:
+    """Run ``num_cases`` cases over a seeded set of configurations; returns the summary.
+
+    ``on_config(summary)`` runs after every configuration (a time-limited run still leaves its counts behind)."""
     t0 = time.time()
     if only:
         cs, ks = (int(v) for v in only.split(":"))
@@ -447,6 +449,9 @@ def fuzz(num_cases: int, master_seed: int, only: Optional[str] = None) -> dict:
                     summary["mismatches"] += 1
                     summary["failures"].append(dict(replay=describe(cfg, case), device_bad_rows=nb,
                                                     problems=host_problems(cfg, case)[:5]))
+        if on_config is not None:
+            summary["seconds"] = round(time.time() - t0, 2)
+            on_config(summary)
     summary["seconds"] = round(time.time() - t0, 2)
     summary["coverage"] = {a: {str(k): v for k, v in c.items()} for a, c in cov.items()}
     return summary
@@ -456,13 +461,23 @@ def test_fuzz_exact():
     default = 2000 if ON_GPU else 48
     n = _env_int("GVR_FUZZ_CASES", default)
     seed = _env_int("GVR_FUZZ_SEED", 20260101)
-    summary = fuzz(n, seed, os.environ.get("GVR_FUZZ_ONLY") or None)
+    report = os.environ.get("GVR_FUZZ_REPORT")
+
+    def progress(partial):
+        print(f"gvr fuzz progress: {partial['cases']} cases, {partial['mismatches']} mismatches, "
+              f"{partial['seconds']} s", flush=True)
+        if report:  # the counts so far, in case the run is cut short
+            os.makedirs(os.path.dirname(os.path.abspath(report)), exist_ok=True)
+            with open(report, "w") as fh:
+                json.dump(dict(partial, complete=False, coverage={}), fh, indent=1)
+
+    summary = fuzz(n, seed, os.environ.get("GVR_FUZZ_ONLY") or None, on_config=progress)
+    summary["complete"] = True
     print(f"\ngvr fuzz: {summary['cases']} cases ({summary['rows']} rows) in {summary['configs']} configurations, "
           f"{summary['mismatches']} mismatches, {summary['host_checked']} host-checked, {summary['seconds']} s "
           f"on {summary['device']}")
     for f in summary["failures"][:20]:
         print("FAIL", json.dumps(f))
-    report = os.environ.get("GVR_FUZZ_REPORT")
     if report:
         os.makedirs(os.path.dirname(os.path.abspath(report)), exist_ok=True)
         with open(report, "w") as fh:

@@ -94,3 +94,17 @@ def test_tensors_on_cuda1_while_current_is_cuda0(family, hinted):
         defaults = getattr(ws_mod, "_DEFAULT", None)
         if isinstance(defaults, dict):
             assert d1 in {t.device for t in defaults.values() if isinstance(t, torch.Tensor)}
+
+
+@pytest.mark.skipif(not torch.distributed.is_available() or not torch.distributed.is_nccl_available(),
+                    reason="needs torch.distributed with NCCL")
+def test_nccl_ranks_choose_identical_index_sets():
+    """Two ranks (one GPU each) run the example decode layer and tie-heavy calls on identical inputs; the
+    all-gathered index sets must be identical on every rank and exact (``tests/gpu/nccl_determinism.py``)."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([PKG_ROOT, os.environ.get("PYTHONPATH", "")]))
+    p = subprocess.run([sys.executable, str(REPO / "tests" / "gpu" / "nccl_determinism.py")], env=env,
+                       capture_output=True, text=True, timeout=int(os.environ.get("GVR_NCCL_TIMEOUT", "600")))
+    out = p.stdout + p.stderr
+    print(out[-3000:])
+    assert p.returncode == 0, out[-4000:]
+    assert "NCCL-DETERMINISM OK" in out, out[-4000:]
