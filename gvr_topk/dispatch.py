@@ -108,7 +108,8 @@ def plan_for(family: str, b: int, n: int, npad: int, k: int, *, num_sms: Optiona
     Raises
     ------
     ValueError
-        Unknown family, or ``reg`` for rows longer than ``tuning.REG_MAX_N``.
+        Unknown family, ``reg`` for rows longer than ``tuning.REG_MAX_N``, or ``split`` for more than
+        ``tuning.SPLIT_FORCED_MAX_ROWS`` rows.
     """
     _check(b, n, npad, k)
     num_sms = tuning.DEFAULT_NUM_SMS if num_sms is None else num_sms
@@ -127,6 +128,9 @@ def plan_for(family: str, b: int, n: int, npad: int, k: int, *, num_sms: Optiona
         return Plan("stream", block=tuning.STREAM_TILE, num_warps=tuning.STREAM_WARPS, cap=cap, aim=aim,
                     sample=sample, split=max(split, 1))
     if family == "split":
+        if b > tuning.SPLIT_FORCED_MAX_ROWS:
+            raise ValueError(f"family='split' serves at most {tuning.SPLIT_FORCED_MAX_ROWS} rows per launch (its "
+                             f"workspace holds one slot per row), got {b} rows")
         cap, aim, sample = _stream_params(n, k)
         warps = tuning.SPLIT_WARPS_LONG if n > tuning.SPLIT_LONG_N else tuning.SPLIT_WARPS
         return Plan("split", block=tuning.SPLIT_TILE, num_warps=warps, cap=cap, aim=aim,

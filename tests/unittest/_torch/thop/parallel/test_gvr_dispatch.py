@@ -107,3 +107,10 @@ def test_route_rejects_bad_input(kwargs, exc):
 def test_plan_for_rejects_unknown_family():
     with pytest.raises(ValueError, match="family"):
         dispatch.plan_for("radix", 1, 100, 100, 10)
+
+
+def test_forced_split_is_refused_past_its_workspace_rows():
+    m = tuning.SPLIT_FORCED_MAX_ROWS
+    assert dispatch.plan_for("split", m, 100000, 100000, 512).family == "split"
+    with pytest.raises(ValueError, match="family='split' serves at most"):
+        dispatch.plan_for("split", m + 1, 100000, 100000, 512)
