@@ -338,3 +338,29 @@ def _stage_share(row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP:
             keep = surv & (pos < CAP)
             tl.store(slot_keys + pos, keys.to(tl.int32, bitcast=True), mask=keep)
             tl.store(slot_cols + pos, cols, mask=keep)
+
+
+@triton.jit
+def _refine_row(out_ptr, val_ptr, row_ptr, hint_ptr, n, count, aim, slot_keys, slot_cols, K: tl.constexpr,
+                KB: tl.constexpr, TILE: tl.constexpr, CAP: tl.constexpr, SAMPLE: tl.constexpr,
+                HINT_FREE: tl.constexpr, HAS_VALUES: tl.constexpr):
+    """Refine a row (n > K) whose survivors of one staging attempt (``count`` of them) sit in its slot; one program.
+
+    Accept path: K <= count <= CAP, exact selection on the staged candidates. Otherwise the retry ladder, each rung
+    a single-program pass over the row (slow, never wrong): a 4x lower sample rank when too few survived, then the
+    hint's smallest score (hinted mode), then the exact whole-row path."""
+    if (count < K) & (n > CAP):
+        rank = _sample_rank(n, aim, SAMPLE)
+        if rank < SAMPLE:
+            thr = _sample_threshold(row_ptr, n, tl.minimum(rank * 4, SAMPLE), SAMPLE)
+            count = _stage_range(row_ptr, 0, n, thr, slot_keys, slot_cols, CAP, TILE)
+            tl.debug_barrier()  # staged by all threads, read by all threads
+    if not HINT_FREE:
+        if count < K:
+            hthr = _hint_threshold(hint_ptr, row_ptr, n, K, KB)
+            count = _stage_range(row_ptr, 0, n, hthr, slot_keys, slot_cols, CAP, TILE)
+            tl.debug_barrier()
+    if (count >= K) & (count <= CAP):
+        _select_staged(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP, HAS_VALUES)
+    else:
+        _exact_row(out_ptr, val_ptr, row_ptr, n, K, TILE, HAS_VALUES)

@@ -11,22 +11,20 @@ GVR structure without inter-program communication before the hand-off:
 3. After a barrier, each program adds 1 to the row's arrival counter (acq_rel); the program that arrives last is
    the finisher. It resets both counters to zero (the workspace restores itself, so CUDA-graph replays need no
    memset) and runs the exact selection on the staged candidates.
-4. Exactly one staging attempt; if it did not hold the answer, the finisher alone retries with the hint (hinted
-   mode) and then the exact whole-row path. Slow, never wrong.
+4. Exactly one parallel staging attempt; if it did not hold the answer, the finisher alone walks the retry ladder
+   (``_refine_row``: a lower sample rank, the hint in hinted mode, the exact whole-row path). Slow, never wrong.
 """
 
 import triton
 import triton.language as tl
 
 from ._common import _emit_short
-from ._common import _exact_row
-from ._common import _hint_threshold
+from ._common import _refine_row
 from ._common import _row_length
 from ._common import _sample_rank
 from ._common import _sample_threshold
-from ._common import _select_staged
-from ._common import _stage_range
 from ._common import _stage_share
+
 
 
 @triton.jit
@@ -69,14 +67,5 @@ def _gvr_split_kernel(
         if arrived == SPLIT - 1:
             count = tl.atomic_xchg(count_ptr, 0, sem="acq_rel")
             tl.atomic_xchg(arrive_ptr, 0, sem="relaxed")
-            if not HINT_FREE:
-                if count < K:
-                    hthr = _hint_threshold(pre_idx_ptr + (row // next_n).to(tl.int64) * pre_stride, row_ptr, n,
-                                           K, KB)
-                    if hthr < thr:
-                        count = _stage_range(row_ptr, 0, n, hthr, slot_keys, slot_cols, CAP, TILE)
-                        tl.debug_barrier()
-            if (count >= K) & (count <= CAP):
-                _select_staged(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP, HAS_VALUES)
-            else:
-                _exact_row(out_ptr, val_ptr, row_ptr, n, K, TILE, HAS_VALUES)
+            _refine_row(out_ptr, val_ptr, row_ptr, pre_idx_ptr + (row // next_n).to(tl.int64) * pre_stride, n,
+                        count, aim, slot_keys, slot_cols, K, KB, TILE, CAP, SAMPLE, HINT_FREE, HAS_VALUES)

@@ -24,14 +24,12 @@ import triton
 import triton.language as tl
 
 from ._common import _emit_short
-from ._common import _exact_row
-from ._common import _hint_threshold
+from ._common import _refine_row
 from ._common import _row_length
 from ._common import _sample_rank
 from ._common import _sample_threshold
-from ._common import _select_staged
-from ._common import _stage_range
 from ._common import _stage_share
+
 
 
 @triton.jit
@@ -108,18 +106,5 @@ def _gvr_select_kernel(
         slot_keys = ws_keys_ptr + local.to(tl.int64) * CAP
         slot_cols = ws_cols_ptr + local.to(tl.int64) * CAP
         count = tl.atomic_xchg(ws_count_ptr + local, 0, sem="relaxed")  # the kernel boundary orders the staging
-        if (count < K) & (n > CAP):
-            rank = _sample_rank(n, aim, SAMPLE)
-            if rank < SAMPLE:
-                thr = _sample_threshold(row_ptr, n, tl.minimum(rank * 4, SAMPLE), SAMPLE)
-                count = _stage_range(row_ptr, 0, n, thr, slot_keys, slot_cols, CAP, TILE)
-                tl.debug_barrier()
-        if not HINT_FREE:
-            if count < K:
-                hthr = _hint_threshold(pre_idx_ptr + (row // next_n).to(tl.int64) * pre_stride, row_ptr, n, K, KB)
-                count = _stage_range(row_ptr, 0, n, hthr, slot_keys, slot_cols, CAP, TILE)
-                tl.debug_barrier()
-        if (count >= K) & (count <= CAP):
-            _select_staged(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP, HAS_VALUES)
-        else:
-            _exact_row(out_ptr, val_ptr, row_ptr, n, K, TILE, HAS_VALUES)
+        _refine_row(out_ptr, val_ptr, row_ptr, pre_idx_ptr + (row // next_n).to(tl.int64) * pre_stride, n, count,
+                    aim, slot_keys, slot_cols, K, KB, TILE, CAP, SAMPLE, HINT_FREE, HAS_VALUES)
