@@ -2,20 +2,19 @@
 
     python benchmarks/probe_eager.py [--out DIR]
 Times ``gvr_topk.run_varlen`` and ``torch.ops.gvr.topk_varlen`` (1 x N, K=2048, hint-free, ``max_seq_len`` given):
-host microseconds per call (median of back-to-back calls), and device-observed time of one call from an idle GPU
-(eager) against a CUDA-graph replay of the same call, both with L2 flushed.
+host microseconds per call and device-observed time of one call from an idle GPU (eager), against a CUDA-graph
+replay of the same call, both with L2 flushed (``gvr_topk.bench.timing``, as the benchmark's eager arm).
 """
 
 import argparse
 import json
 import os
-import statistics
 import sys
-import time
 
 import torch
 
 import gvr_topk
+from gvr_topk.bench import timing
 
 
 def main():
@@ -24,7 +23,7 @@ def main():
     ap.add_argument("--reps", type=int, default=50)
     args = ap.parse_args()
     dev = torch.device("cuda")
-    flush = torch.empty(256 << 20, dtype=torch.uint8, device=dev)
+    flush = timing.L2Flush(dev)
     res = []
     for n, k in ((16387, 2048), (131075, 2048), (131075, 512)):
         logits = torch.randn(1, n, device=dev)
@@ -34,43 +33,10 @@ def main():
                  "torch.ops": lambda: torch.ops.gvr.topk_varlen(logits, None, kv, out, None, 1, 1, n)}
         for name, fn in calls.items():
             fn()
-            torch.cuda.synchronize()
-            host = []
-            for _ in range(args.reps):
-                t0 = time.perf_counter_ns()
-                fn()
-                host.append((time.perf_counter_ns() - t0) / 1e3)
-            torch.cuda.synchronize()
-            eager = []
-            for _ in range(args.reps):
-                flush.zero_()
-                torch.cuda.synchronize()
-                a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                a.record()
-                fn()
-                b.record()
-                b.synchronize()
-                eager.append(a.elapsed_time(b) * 1e3)
-            g = torch.cuda.CUDAGraph()
-            s = torch.cuda.Stream()
-            s.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(s):
-                fn()
-            torch.cuda.current_stream().wait_stream(s)
-            with torch.cuda.graph(g):
-                fn()
-            graph = []
-            for _ in range(args.reps):
-                flush.zero_()
-                torch.cuda.synchronize()
-                a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                a.record()
-                g.replay()
-                b.record()
-                b.synchronize()
-                graph.append(a.elapsed_time(b) * 1e3)
-            r = dict(n=n, k=k, call=name, host_us=statistics.median(host), eager_us=statistics.median(eager),
-                     graph_us=statistics.median(graph))
+            eager = timing.time_eager(fn, flush, args.reps)
+            graph, _ = timing.capture(fn)
+            replay = timing.time_graph(graph, flush, args.reps)
+            r = dict(n=n, k=k, call=name, host_us=eager.host_us, eager_us=eager.median_us, graph_us=replay.median_us)
             r["eager_minus_graph_us"] = r["eager_us"] - r["graph_us"]
             res.append(r)
     if args.out:

@@ -7,7 +7,6 @@ Smaller and faster than bench_gvr_topk.py; used while tuning (results go to benc
 import argparse
 import json
 import os
-import statistics
 import sys
 import time
 
@@ -15,30 +14,20 @@ import torch
 
 import gvr_topk
 from gvr_topk import dispatch
+from gvr_topk.bench import timing
 from gvr_topk.testing import check_exact
 
 
+_FLUSH = []
+
+
 def cold_replay_us(fn, reps=20):
-    """Median microseconds of a CUDA-graph replay of fn(), L2 flushed (256 MB memset) before each replay."""
-    flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        fn()
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        fn()
-    times = []
-    for _ in range(reps):
-        flush.zero_()
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        g.replay()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b) * 1000)
-    return statistics.median(times)
+    """Median microseconds of a CUDA-graph replay of fn(), L2 flushed before each replay (the benchmark's timing)."""
+    if not _FLUSH:
+        _FLUSH.append(timing.L2Flush(torch.device("cuda")))
+    fn()
+    graph, _ = timing.capture(fn)
+    return timing.time_graph(graph, _FLUSH[0], reps).median_us
 
 
 def main():
@@ -55,7 +44,6 @@ def main():
         for n in ns:
             x = torch.randn(rows, n, device="cuda") - 2.0
             kv = torch.full((rows,), n, dtype=torch.int32, device="cuda")
-            ref_t = None
             for k in ks:
                 fams = [f for f in dispatch.FAMILIES if not (f == "reg" and n > 16384)]
                 fams = [f for f in fams if not (f == "split" and rows > 32)]

@@ -9,12 +9,13 @@ how a selection on a staged tile should be built (histogram vs reductions vs sca
 import argparse
 import json
 import os
-import statistics
 import sys
 
 import torch
 import triton
 import triton.language as tl
+
+from gvr_topk.bench import timing
 
 
 @triton.jit
@@ -70,20 +71,10 @@ OPS = {0: "sum", 1: "minmax", 2: "histogram256+scan", 3: "cumsum", 4: "4 counts 
 
 
 def time_us(fn, reps=20):
+    """Median us of CUDA-graph replays of fn() (no L2 flush: the tile lives in registers)."""
     fn()
-    torch.cuda.synchronize()
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        fn()
-    ts = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        g.replay()
-        b.record()
-        b.synchronize()
-        ts.append(a.elapsed_time(b) * 1000)
-    return statistics.median(ts)
+    graph, _ = timing.capture(fn)
+    return timing.time_graph(graph, lambda: None, reps).median_us
 
 
 def main():

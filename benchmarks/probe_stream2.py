@@ -8,13 +8,12 @@ last and writes JSON to --out. Used while re-tuning the streaming families (resu
 import argparse
 import json
 import os
-import statistics
 import sys
 
 import torch
 
-import gvr_topk
 from gvr_topk import dispatch
+from gvr_topk.bench import timing
 from gvr_topk.bench.cases import grid_cases
 from gvr_topk.bench.data import make_inputs
 from gvr_topk.kernels.split import _gvr_split_kernel
@@ -25,24 +24,10 @@ from gvr_topk.bench.exact import check_exact_fast as check_exact
 
 
 def cold_replay_us(fn, flush, reps):
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        fn()
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        fn()
-    times = []
-    for _ in range(reps):
-        flush.zero_()
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        g.replay()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b) * 1000)
-    return statistics.median(times), g
+    """(median us, graph) of CUDA-graph replays of fn() with the L2 flushed before each (the benchmark's timing)."""
+    fn()
+    graph, _ = timing.capture(fn)
+    return timing.time_graph(graph, flush, reps).median_us, graph
 
 
 def two_kernel(logits, hint, kv, out, k, n_env, split, cap, aim, sample, tile, warps_stage, warps_select, ws,
@@ -77,7 +62,7 @@ def main():
     ap.add_argument("--reps", type=int, default=15)
     args = ap.parse_args()
     dev = torch.device("cuda")
-    flush = torch.empty(256 << 20, dtype=torch.uint8, device=dev)
+    flush = timing.L2Flush(dev)
     rows_list = [1, 8, 64, 512]
     if args.quick:
         rows_list = [1, 64, 512]
@@ -89,7 +74,6 @@ def main():
         logits, kv = inp.logits, inp.kv_lens
         rows, npad = logits.shape
         k = case.k
-        hint = inp.hint_for(k)
         out = torch.empty((rows, k), dtype=torch.int32, device=dev)
         rec = {"case": case.name, "rows": rows, "n": case.n, "k": k, "arms": {}}
         torch.cuda.synchronize()

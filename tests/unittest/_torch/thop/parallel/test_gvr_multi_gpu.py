@@ -17,7 +17,6 @@ import pytest
 import torch
 
 import gvr_topk
-from gvr_topk import reference
 from gvr_topk.testing import check_exact
 
 pytestmark = [pytest.mark.gvr_topk,
