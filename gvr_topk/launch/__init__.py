@@ -1,6 +1,3 @@
-"""Host launchers: one module per kernel family, mirroring ``gvr_topk.kernels``. No ``tl`` code here."""
-
-from .common import LaunchArgs
-from .common import launch
-
-__all__ = ["LaunchArgs", "launch"]
+"""Host launchers: one module per kernel family, mirroring ``gvr_topk.kernels`` (kernel, grid, per-family
+arguments, workspace views), the shared argument builders (``common``) and the launcher cache (``cache``). No ``tl``
+code here."""

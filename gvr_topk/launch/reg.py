@@ -2,7 +2,6 @@
 
 from ..dispatch import Plan
 from ..kernels import reg as _kernels
-from .common import LaunchArgs
 
 #: Pointer arguments this family takes from the workspace (none: the row lives in registers).
 WORKSPACE_ARGS = ()
@@ -24,8 +23,3 @@ def family_kwargs(plan: Plan, rows: int) -> dict:
 
 def workspace_kwargs(plan: Plan, rows: int, workspace) -> dict:
     return {}
-
-
-def launch_reg(plan: Plan, args: LaunchArgs, workspace=None) -> None:
-    rows = args.logits.shape[0]
-    kernel()[grid(plan, rows)](**args.common_kwargs(), **family_kwargs(plan, rows))

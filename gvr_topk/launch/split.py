@@ -3,7 +3,6 @@
 from .. import workspace as ws
 from ..dispatch import Plan
 from ..kernels import split as _kernels
-from .common import LaunchArgs
 
 #: Pointer arguments this family takes from the workspace, in launch order.
 WORKSPACE_ARGS = ("ws_count_ptr", "ws_keys_ptr", "ws_cols_ptr")
@@ -28,9 +27,3 @@ def workspace_kwargs(plan: Plan, rows: int, workspace) -> dict:
     """int32 views of a byte ``workspace``, by kernel argument name."""
     counters, keys, cols = ws.views(workspace, plan, rows)
     return dict(ws_count_ptr=counters, ws_keys_ptr=keys, ws_cols_ptr=cols)
-
-
-def launch_split(plan: Plan, args: LaunchArgs, workspace) -> None:
-    rows = args.logits.shape[0]
-    kernel()[grid(plan, rows)](**args.common_kwargs(), **workspace_kwargs(plan, rows, workspace),
-                               **family_kwargs(plan, rows))

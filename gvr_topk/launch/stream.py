@@ -13,7 +13,6 @@ from .. import tuning
 from .. import workspace as ws
 from ..dispatch import Plan
 from ..kernels import stream as _kernels
-from .common import LaunchArgs
 
 #: Pointer arguments this family takes from the workspace, in launch order.
 WORKSPACE_ARGS = ("ws_count_ptr", "ws_thr_ptr", "ws_keys_ptr", "ws_cols_ptr")
@@ -94,8 +93,3 @@ def workspace_kwargs(plan: Plan, rows: int, workspace) -> dict:
     """int32 views of a byte ``workspace``, by kernel argument name."""
     counts, thresholds, keys, cols = ws.stream_views(workspace, plan, rows)
     return dict(ws_count_ptr=counts, ws_thr_ptr=thresholds, ws_keys_ptr=keys, ws_cols_ptr=cols)
-
-
-def launch_stream(plan: Plan, args: LaunchArgs, workspace) -> None:
-    rows = args.logits.shape[0]
-    kernel().run(**args.common_kwargs(), **workspace_kwargs(plan, rows, workspace), **family_kwargs(plan, rows))
