@@ -245,24 +245,6 @@ def _hint_threshold(hint_ptr, row_ptr, n, K: tl.constexpr, KB: tl.constexpr):
 
 
 @triton.jit
-def _stage_range(row_ptr, start, end, thr, slot_keys, slot_cols, CAP: tl.constexpr, TILE: tl.constexpr):
-    """Stream columns [start, end) once and stage every score with key >= thr (thr >= 1) as (key, column) into the
-    slot, in column order. Returns the survivor count (counted past CAP even though only CAP are staged)."""
-    offs = tl.arange(0, TILE)
-    base = start * 0
-    for s in range(start, end, TILE):
-        cols = s + offs
-        keys = _load_keys(row_ptr, cols, end)
-        surv = keys >= thr
-        pos = base + tl.cumsum(surv.to(tl.int32), 0) - 1
-        keep = surv & (pos < CAP)
-        tl.store(slot_keys + pos, keys.to(tl.int32, bitcast=True), mask=keep)
-        tl.store(slot_cols + pos, cols, mask=keep)
-        base += tl.sum(surv.to(tl.int32), 0)
-    return base
-
-
-@triton.jit
 def _select_staged(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K: tl.constexpr, CAP: tl.constexpr,
                    HAS_VALUES: tl.constexpr):
     """Exact top-K of ``count`` staged candidates (K <= count <= CAP), on a CAP/2-lane tile when they fit it (the
@@ -341,25 +323,33 @@ def _stage_share(row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP:
 
 
 @triton.jit
-def _refine_row(out_ptr, val_ptr, row_ptr, hint_ptr, n, count, aim, slot_keys, slot_cols, K: tl.constexpr,
+def _restage(row_ptr, n, thr, count_ptr, slot_keys, slot_cols, CAP: tl.constexpr, TILE: tl.constexpr):
+    """One program stages the whole row against ``thr`` through the row's counter (zero on entry); returns the exact
+    survivor count and leaves the counter at zero."""
+    _stage_share(row_ptr, 0, n, thr, count_ptr, slot_keys, slot_cols, CAP, TILE)
+    tl.debug_barrier()  # staged by all threads, read by all threads
+    return tl.atomic_xchg(count_ptr, 0, sem="acq_rel")
+
+
+@triton.jit
+def _refine_row(out_ptr, val_ptr, row_ptr, hint_ptr, n, count, aim, count_ptr, slot_keys, slot_cols, K: tl.constexpr,
                 KB: tl.constexpr, TILE: tl.constexpr, CAP: tl.constexpr, SAMPLE: tl.constexpr,
                 HINT_FREE: tl.constexpr, HAS_VALUES: tl.constexpr):
     """Refine a row (n > K) whose survivors of one staging attempt (``count`` of them) sit in its slot; one program.
 
     Accept path: K <= count <= CAP, exact selection on the staged candidates. Otherwise the retry ladder, each rung
     a single-program pass over the row (slow, never wrong): a 4x lower sample rank when too few survived, then the
-    hint's smallest score (hinted mode), then the exact whole-row path."""
+    hint's smallest score (hinted mode), then the exact whole-row path. A rung restages through the row's counter
+    ``count_ptr`` (zero on entry) and leaves it at zero, as the parallel staging does."""
     if (count < K) & (n > CAP):
         rank = _sample_rank(n, aim, SAMPLE)
         if rank < SAMPLE:
             thr = _sample_threshold(row_ptr, n, tl.minimum(rank * 4, SAMPLE), SAMPLE)
-            count = _stage_range(row_ptr, 0, n, thr, slot_keys, slot_cols, CAP, TILE)
-            tl.debug_barrier()  # staged by all threads, read by all threads
+            count = _restage(row_ptr, n, thr, count_ptr, slot_keys, slot_cols, CAP, TILE)
     if not HINT_FREE:
         if count < K:
             hthr = _hint_threshold(hint_ptr, row_ptr, n, K, KB)
-            count = _stage_range(row_ptr, 0, n, hthr, slot_keys, slot_cols, CAP, TILE)
-            tl.debug_barrier()
+            count = _restage(row_ptr, n, hthr, count_ptr, slot_keys, slot_cols, CAP, TILE)
     if (count >= K) & (count <= CAP):
         _select_staged(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP, HAS_VALUES)
     else:

@@ -68,4 +68,4 @@ def _gvr_split_kernel(
             count = tl.atomic_xchg(count_ptr, 0, sem="acq_rel")
             tl.atomic_xchg(arrive_ptr, 0, sem="relaxed")
             _refine_row(out_ptr, val_ptr, row_ptr, pre_idx_ptr + (row // next_n).to(tl.int64) * pre_stride, n,
-                        count, aim, slot_keys, slot_cols, K, KB, TILE, CAP, SAMPLE, HINT_FREE, HAS_VALUES)
+                        count, aim, count_ptr, slot_keys, slot_cols, K, KB, TILE, CAP, SAMPLE, HINT_FREE, HAS_VALUES)

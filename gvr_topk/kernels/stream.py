@@ -107,4 +107,4 @@ def _gvr_select_kernel(
         slot_cols = ws_cols_ptr + local.to(tl.int64) * CAP
         count = tl.atomic_xchg(ws_count_ptr + local, 0, sem="relaxed")  # the kernel boundary orders the staging
         _refine_row(out_ptr, val_ptr, row_ptr, pre_idx_ptr + (row // next_n).to(tl.int64) * pre_stride, n, count,
-                    aim, slot_keys, slot_cols, K, KB, TILE, CAP, SAMPLE, HINT_FREE, HAS_VALUES)
+                    aim, ws_count_ptr + local, slot_keys, slot_cols, K, KB, TILE, CAP, SAMPLE, HINT_FREE, HAS_VALUES)

@@ -357,6 +357,43 @@ def test_caller_workspace_is_left_reusable():
         assert (ws[:256] == 0).all()
 
 
+def _sample_fooling_row(n: int, k: int, seed: int) -> torch.Tensor:
+    """A row whose sampled positions hold its largest scores, so the sample threshold admits fewer than K scores and
+    the retry ladder must run (a lower sample rank, the hint, the whole-row path)."""
+    plan = gvr_topk.route(1, n, n, k, num_sms=132)
+    groups = plan.sample // 8
+    start = (torch.arange(groups) * (n // 8) // groups) * 8
+    sampled = (start[:, None] + torch.arange(8)[None, :]).reshape(-1)
+    g = torch.Generator().manual_seed(seed)
+    x = torch.rand(n, generator=g)
+    x[sampled] = 10.0 + torch.arange(sampled.numel(), dtype=torch.float32) * 1e-3
+    return x
+
+
+@pytest.mark.parametrize("family", ["split", "stream"])
+@pytest.mark.parametrize("hint", ["none", "good", "garbage"])
+def test_retry_ladder_after_a_misleading_sample(family, hint):
+    """Fewer than K survivors of the sampled threshold: every rung of the ladder stays exact, and the workspace
+    counters are zero afterwards (rungs restage through the row's counter)."""
+    rows, n, k = 2, 20000, 512
+    x = torch.stack([_sample_fooling_row(n, k, seed=40 + r) for r in range(rows)]).to(DEV)
+    kv = _kv(rows, n)
+    pre = None
+    if hint == "good":
+        pre = torch.topk(x, k, dim=1).indices.to(torch.int32)
+    elif hint == "garbage":
+        pre = torch.full((rows, k), -1, dtype=torch.int32, device=DEV)
+    ws = torch.zeros(gvr_topk.workspace_bytes(rows, k), dtype=torch.uint8, device=DEV)
+    idx = torch.empty(rows, k, dtype=torch.int32, device=DEV)
+    for _ in range(2):
+        idx.fill_(-7)
+        gvr_topk.run_varlen(x, pre, kv, idx, workspace=ws, family=family)
+        _assert_exact(x, idx, kv)
+        # split: (survivors, arrivals) per row; stream: survivors per row (its thresholds follow, not zeroed)
+        at_rest = 2 * rows if family == "split" else rows
+        assert (ws.view(torch.int32)[:at_rest] == 0).all()
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Guards: every bad argument is named, and nothing is written
 # ---------------------------------------------------------------------------------------------------------------
