@@ -13,6 +13,11 @@ Building blocks:
   lowest column indices (the contract's tie rule).
 * ``_exact_row``: the same selection streamed from global memory (one pass per radix level, one emission pass in
   column order). Any family falls back to it when its staging does not hold the answer: slow, never wrong.
+* ``_sample_threshold``: the guess, a key near a given rank of a deterministic sample (approximate on purpose).
+* ``_stage_share``: the verify pass, survivors of a threshold staged into a row's workspace slot through the row's
+  counter (exact count).
+* ``_select_staged``: the refine, exact top-K of the staged candidates (one histogram, then the crossing bin on a
+  small tile); ``_refine_row`` wraps it with the retry ladder.
 """
 
 import triton
