@@ -12,6 +12,7 @@ Run (needs 2 GPUs and NCCL)::
 """
 
 import argparse
+import faulthandler
 import importlib.util
 import os
 import socket
@@ -45,7 +46,7 @@ def _inputs(dev, k, next_n, cr, batch, nc, seed):
     """Seeded layer inputs, identical on every rank (generated on the host, then moved). Indexer keys are mostly
     non-positive, so relu makes many scores exactly 0: rows with fewer than K positive scores tie at the K-th."""
     g = torch.Generator().manual_seed(seed)
-    H, D, Hi, Di, P = 2, 32, 4, 32, batch + 2
+    H, D, Hi, Di, P = 1, 16, 4, 16, batch + 2
     rows = batch * next_n
     ki = torch.randn(P, nc, Di, generator=g)
     ki = torch.where(torch.rand(P, nc, 1, generator=g) < 0.97, -ki.abs(), ki.abs())
@@ -61,6 +62,11 @@ def _inputs(dev, k, next_n, cr, batch, nc, seed):
 
 def _worker(rank: int, port: int, out_dir: str) -> None:
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    # A rank stuck in a collective prints where it is (every 120 s) instead of waiting silently.
+    faulthandler.dump_traceback_later(120, repeat=True)
+    # Two ranks share the host: without a cap each would start one compute thread per core and the host-side input
+    # generation crawls (seen on 2 x H200: over 2 minutes in _inputs).
+    torch.set_num_threads(4)
     torch.cuda.set_device(rank)
     dev = torch.device("cuda", rank)
     dist.init_process_group("nccl", rank=rank, world_size=WORLD, device_id=dev)
