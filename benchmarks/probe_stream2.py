@@ -13,6 +13,7 @@ import sys
 import torch
 
 from gvr_topk import dispatch
+from gvr_topk import tuning
 from gvr_topk.bench import timing
 from gvr_topk.bench.cases import grid_cases
 from gvr_topk.bench.data import make_inputs
@@ -31,7 +32,7 @@ def cold_replay_us(fn, flush, reps):
 
 
 def two_kernel(logits, hint, kv, out, k, n_env, split, cap, aim, sample, tile, warps_stage, warps_select, ws,
-               chunk, stage_tile=2048):
+               chunk, stage_tile=2048, group=tuning.SAMPLE_GROUP):
     rows, npad = logits.shape
     kb = max(16, 1 << (k - 1).bit_length())
     words = ws.view(torch.int32)
@@ -47,12 +48,12 @@ def two_kernel(logits, hint, kv, out, k, n_env, split, cap, aim, sample, tile, w
         m = min(chunk, rows - r0)
         _gvr_threshold_kernel[(m,)](logits, kv, thr, row0=r0, n_bound=n_env, row_stride=logits.stride(0),
                                     n_uniform=0, next_n=1, cr_shift=0, aim=aim, CAP=cap, SAMPLE=sample,
-                                    VARLEN=True, num_warps=4)
+                                    SAMPLE_GROUP=group, VARLEN=True, num_warps=4)
         _gvr_stage_kernel[(split, m)](row0=r0, SPLIT=split, ws_thr_ptr=thr, num_warps=warps_stage,
                                       **dict(common, TILE=stage_tile))
         _gvr_select_kernel[(m,)](row0=r0, pre_idx_ptr=hint if hint is not None else out,
                                  pre_stride=hint.stride(0) if hint is not None else 0, HINT_FREE=hint is None,
-                                 aim=aim, SAMPLE=sample, num_warps=warps_select, **common)
+                                 aim=aim, SAMPLE=sample, SAMPLE_GROUP=group, num_warps=warps_select, **common)
 
 
 def main():
@@ -94,8 +95,8 @@ def main():
                         ws_count_ptr=counters, ws_keys_ptr=skeys, ws_cols_ptr=scols, n_bound=case.n,
                         row_stride=logits.stride(0), out_stride=out.stride(0), val_stride=0, pre_stride=0,
                         n_uniform=0, next_n=1, cr_shift=0, aim=aim, K=k, KB=max(16, 1 << (k - 1).bit_length()),
-                        TILE=tile, CAP=cap, SAMPLE=sample, SPLIT=plan.split, HINT_FREE=True, VARLEN=True,
-                        HAS_VALUES=False, num_warps=w))
+                        TILE=tile, CAP=cap, SAMPLE=sample, SAMPLE_GROUP=tuning.SAMPLE_GROUP, SPLIT=plan.split,
+                        HINT_FREE=True, VARLEN=True, HAS_VALUES=False, num_warps=w))
         ws = torch.zeros(4 * (512 + 2 * 256 * cap), dtype=torch.uint8, device=dev)
         splan = dispatch.plan_for("stream", rows, case.n, npad, k)
         for tile, w_stage in ((2048, 4), (4096, 4), (8192, 4), (8192, 8)):

@@ -61,6 +61,32 @@ def order_keys(x: torch.Tensor) -> torch.Tensor:
     return torch.where(torch.isnan(x), torch.full_like(key, 0xFFFFFFFF), key)
 
 
+def sample_columns(n: int, sample: int, group: int) -> torch.Tensor:
+    """Columns the kernels' sample threshold reads in a row of ``n`` scores (the host mirror of the kernels'
+    ``_sample_threshold``): ``sample // group`` groups of ``group`` adjacent columns spread evenly over ``[0, n)``.
+
+    Parameters
+    ----------
+    n : int
+        Valid columns of the row; ``n >= sample``.
+    sample : int
+        Sample size (``Plan.sample``), a power of two.
+    group : int
+        Adjacent columns per group (``tuning.SAMPLE_GROUP``), a power of two dividing ``sample``.
+
+    Returns
+    -------
+    torch.Tensor
+        int64 ``(sample,)``: distinct columns in ``[0, n)``, ascending.
+    """
+    if not (1 <= group <= sample and sample % group == 0 and n >= sample):
+        raise ValueError(f"sample_columns: need 1 <= group <= sample, group | sample and n >= sample; got n={n}, "
+                         f"sample={sample}, group={group}")
+    groups = sample // group
+    start = (torch.arange(groups, dtype=torch.int64) * (n // group) // groups) * group
+    return (start[:, None] + torch.arange(group)[None, :]).reshape(-1)
+
+
 def topk_varlen(logits: torch.Tensor, kv_lens: Optional[torch.Tensor], k: int, *, next_n: int = 1,
                 compress_ratio: int = 1, n_valid: Optional[int] = None):
     """Reference selection for every row.

@@ -35,7 +35,8 @@ def _gvr_split_kernel(
     n_bound, row_stride, out_stride, val_stride, pre_stride,
     n_uniform, next_n, cr_shift, aim,
     K: tl.constexpr, KB: tl.constexpr, TILE: tl.constexpr, CAP: tl.constexpr, SAMPLE: tl.constexpr,
-    SPLIT: tl.constexpr, HINT_FREE: tl.constexpr, VARLEN: tl.constexpr, HAS_VALUES: tl.constexpr,
+    SAMPLE_GROUP: tl.constexpr, SPLIT: tl.constexpr, HINT_FREE: tl.constexpr, VARLEN: tl.constexpr,
+    HAS_VALUES: tl.constexpr,
 ):
     part = tl.program_id(0)
     row = tl.program_id(1)
@@ -50,7 +51,7 @@ def _gvr_split_kernel(
         if n <= CAP:
             thr = tl.full([], 1, tl.uint32)
         else:
-            thr = _sample_threshold(row_ptr, n, _sample_rank(n, aim, SAMPLE), SAMPLE)
+            thr = _sample_threshold(row_ptr, n, _sample_rank(n, aim, SAMPLE), SAMPLE, SAMPLE_GROUP)
         count_ptr = ws_count_ptr + row.to(tl.int64) * 2
         arrive_ptr = count_ptr + 1
         slot_keys = ws_keys_ptr + row.to(tl.int64) * CAP
@@ -68,4 +69,5 @@ def _gvr_split_kernel(
             count = tl.atomic_xchg(count_ptr, 0, sem="acq_rel")
             tl.atomic_xchg(arrive_ptr, 0, sem="relaxed")
             _refine_row(out_ptr, val_ptr, row_ptr, pre_idx_ptr + (row // next_n).to(tl.int64) * pre_stride, n,
-                        count, aim, count_ptr, slot_keys, slot_cols, K, KB, TILE, CAP, SAMPLE, HINT_FREE, HAS_VALUES)
+                        count, aim, count_ptr, slot_keys, slot_cols, K, KB, TILE, CAP, SAMPLE, SAMPLE_GROUP, HINT_FREE,
+                        HAS_VALUES)

@@ -36,7 +36,7 @@ from ._common import _stage_share
 def _gvr_threshold_kernel(
     logits_ptr, kv_lens_ptr, ws_thr_ptr,  # scores; int32 [batch]; uint32 [rows_chunk] out: each row's threshold
     row0, n_bound, row_stride, n_uniform, next_n, cr_shift, aim,
-    CAP: tl.constexpr, SAMPLE: tl.constexpr, VARLEN: tl.constexpr,
+    CAP: tl.constexpr, SAMPLE: tl.constexpr, SAMPLE_GROUP: tl.constexpr, VARLEN: tl.constexpr,
 ):
     """Guess, once per row: the staging threshold from a deterministic sample (1 = admit all for rows that fit the
     slot). Computed here once instead of in every staging program of the row."""
@@ -45,7 +45,7 @@ def _gvr_threshold_kernel(
     n = _row_length(row, kv_lens_ptr, n_uniform, next_n, cr_shift, n_bound, VARLEN)
     if n > CAP:
         row_ptr = logits_ptr + row.to(tl.int64) * row_stride
-        thr = _sample_threshold(row_ptr, n, _sample_rank(n, aim, SAMPLE), SAMPLE)
+        thr = _sample_threshold(row_ptr, n, _sample_rank(n, aim, SAMPLE), SAMPLE, SAMPLE_GROUP)
     else:
         thr = tl.full([], 1, tl.uint32)
     tl.store(ws_thr_ptr + local, thr.to(tl.int32, bitcast=True))
@@ -91,7 +91,7 @@ def _gvr_select_kernel(
     row0, n_bound, row_stride, out_stride, val_stride, pre_stride,
     n_uniform, next_n, cr_shift, aim,
     K: tl.constexpr, KB: tl.constexpr, TILE: tl.constexpr, CAP: tl.constexpr, SAMPLE: tl.constexpr,
-    HINT_FREE: tl.constexpr, VARLEN: tl.constexpr, HAS_VALUES: tl.constexpr,
+    SAMPLE_GROUP: tl.constexpr, HINT_FREE: tl.constexpr, VARLEN: tl.constexpr, HAS_VALUES: tl.constexpr,
 ):
     """Refine for row ``row0 + program_id(0)``: reset the row's counter to zero (the workspace restores itself),
     then select on the staged candidates; a staging that missed (fewer than K, or more than CAP) walks the retry
@@ -107,4 +107,5 @@ def _gvr_select_kernel(
         slot_cols = ws_cols_ptr + local.to(tl.int64) * CAP
         count = tl.atomic_xchg(ws_count_ptr + local, 0, sem="relaxed")  # the kernel boundary orders the staging
         _refine_row(out_ptr, val_ptr, row_ptr, pre_idx_ptr + (row // next_n).to(tl.int64) * pre_stride, n, count,
-                    aim, ws_count_ptr + local, slot_keys, slot_cols, K, KB, TILE, CAP, SAMPLE, HINT_FREE, HAS_VALUES)
+                    aim, ws_count_ptr + local, slot_keys, slot_cols, K, KB, TILE, CAP, SAMPLE, SAMPLE_GROUP,
+                    HINT_FREE, HAS_VALUES)

@@ -11,6 +11,8 @@ import torch
 
 import gvr_topk
 from gvr_topk import contract
+from gvr_topk import reference
+from gvr_topk import tuning
 from gvr_topk.testing import check_exact
 
 pytestmark = pytest.mark.gvr_topk
@@ -361,9 +363,7 @@ def _sample_fooling_row(n: int, k: int, seed: int) -> torch.Tensor:
     """A row whose sampled positions hold its largest scores, so the sample threshold admits fewer than K scores and
     the retry ladder must run (a lower sample rank, the hint, the whole-row path)."""
     plan = gvr_topk.route(1, n, n, k, num_sms=132)
-    groups = plan.sample // 8
-    start = (torch.arange(groups) * (n // 8) // groups) * 8
-    sampled = (start[:, None] + torch.arange(8)[None, :]).reshape(-1)
+    sampled = reference.sample_columns(n, plan.sample, tuning.SAMPLE_GROUP)
     g = torch.Generator().manual_seed(seed)
     x = torch.rand(n, generator=g)
     x[sampled] = 10.0 + torch.arange(sampled.numel(), dtype=torch.float32) * 1e-3
