@@ -8,10 +8,13 @@ a value is re-measured (see ``benchmarks/NOTES.md`` for the measurements themsel
 PROVENANCE = {
     "source": "register family: initial values derived from the reference design (GVR V2 on B200) re-scaled for 132 "
               "SMs; streaming families (capacity, aim, tiles, warps, split, chunk): measured on the H200 with "
-              "benchmarks/probe_stream2.py on the benchmark's decode data (benchmarks/NOTES.md, entries 4-6)",
+              "benchmarks/probe_stream2.py on the benchmark's decode data (benchmarks/NOTES.md, entries 4-6); "
+              "sample group and aim margin: host simulation of the sample threshold on the benchmark's decode rows, "
+              "then benchmarks/probe_sample.py and the quick benchmark on the H200 (NOTES entry 8)",
     "gpu": "NVIDIA H200 (132 SMs, 60 MB L2), driver 580.159.04, torch 2.11, Triton 3.6",
     "date": "2026-11-30",
-    "command": "python benchmarks/probe_stream2.py --quick; python benchmarks/probe_primitives.py",
+    "command": "python benchmarks/probe_stream2.py --quick; python benchmarks/probe_primitives.py; "
+               "python benchmarks/probe_sample.py; python benchmarks/bench_gvr_topk.py --quick",
 }
 
 #: SM count the thresholds are written for (H200). ``route`` scales by the real count when it is given.

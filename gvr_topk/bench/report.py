@@ -311,8 +311,8 @@ def _driver() -> Optional[str]:
 def provenance(device, argv: Optional[Sequence[str]] = None) -> dict:
     """Where and with what the numbers were measured: GPU, driver, versions, commit, date.
 
-    The commit comes from ``git`` next to the package, else from the environment variable
-    ``GVR_TOPK_GIT_COMMIT`` (for copies of the tree without ``.git``).
+    The commit comes from the environment variable ``GVR_TOPK_GIT_COMMIT`` when it is set (copies of the tree
+    whose ``.git`` is missing or stale, as on a remote GPU host), else from ``git`` next to the package.
     """
     import torch
 
@@ -329,8 +329,9 @@ def provenance(device, argv: Optional[Sequence[str]] = None) -> dict:
         python=platform.python_version(), gvr_topk=gvr_topk.__version__,
         argv=list(sys.argv if argv is None else argv),
     )
-    commit = _git(["rev-parse", "HEAD"])
-    info["git_commit"] = commit or os.environ.get("GVR_TOPK_GIT_COMMIT")
+    given = os.environ.get("GVR_TOPK_GIT_COMMIT")
+    commit = None if given else _git(["rev-parse", "HEAD"])
+    info["git_commit"] = given or commit
     status = _git(["status", "--porcelain", "--untracked-files=no"]) if commit else None
     info["git_dirty"] = bool(status) if status is not None else None
     if getattr(device, "type", str(device)) == "cuda":

@@ -355,6 +355,13 @@ def test_table_summary_and_heatmap_matrix():
     assert mat[0][0] == pytest.approx(6.0) and mat[0][1] is None and mat[1][1] == pytest.approx(5.0)
 
 
+def test_provenance_commit_from_the_environment_wins(monkeypatch):
+    """A copied tree may carry a stale ``.git`` (remote GPU hosts): the commit given by the caller is recorded."""
+    monkeypatch.setenv("GVR_TOPK_GIT_COMMIT", "0123456789abcdef")
+    prov = report.provenance(torch.device("cpu"), ["x"])
+    assert prov["git_commit"] == "0123456789abcdef" and prov["git_dirty"] is None
+
+
 def test_write_json_roundtrip(tmp_path):
     res = [_rec(1, 4111, 512, 10.0, 40.0)]
     res[0]["arms"]["hinted"]["p20_us"] = float("nan")
