@@ -362,6 +362,19 @@ else:
 # Determinism: the same input gives the same index set everywhere (ties at the K-th value included)
 # ---------------------------------------------------------------------------------------------------------------
 
+@pytest.mark.skipif(ON_GPU, reason="GPU hosts run the NCCL version of this script (test_gvr_multi_gpu.py)")
+def test_distributed_ranks_choose_identical_index_sets_on_cpu():
+    """``tests/gpu/nccl_determinism.py`` with two gloo ranks on the host: the same script, inputs, collectives and
+    checks as the 2-GPU NCCL test (the example decode layer and tie-heavy direct calls; every rank's index sets
+    all-gathered and compared; rows tied at the K-th value required)."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([PKG_ROOT, os.environ.get("PYTHONPATH", "")]))
+    p = subprocess.run([sys.executable, str(REPO / "tests" / "gpu" / "nccl_determinism.py"), "--device", "cpu"],
+                       env=env, capture_output=True, text=True, timeout=1200)
+    out = p.stdout + p.stderr
+    assert p.returncode == 0, out[-4000:]
+    assert "NCCL-DETERMINISM OK" in out, out[-4000:]
+
+
 DET_SHAPES = [(64, 2500, 2), (512, 2600, 1), (5, 1200, 3)]
 if ON_GPU:
     DET_SHAPES += [(2048, 16384, 8), (1024, 131072, 4), (512, 70000, 64), (2048, 262144, 2)]
