@@ -1,17 +1,21 @@
-"""Developer probe: the sample's group width and the survivor aim, A/B on the benchmark's decode data.
+"""Developer probe: A/B of the sample-threshold and select tuning on the benchmark's decode data.
 
-Arms (each the public ``run_varlen`` with its own tuning, hint-free, ``max_seq_len`` given), on the same inputs in
-one process, each captured into its own CUDA graph and replayed with the L2 flushed (the benchmark's timing):
+Each arm is the public ``run_varlen`` (hint-free, ``max_seq_len`` given) with some ``gvr_topk.tuning`` values
+replaced, on the same inputs in one process; each is captured into its own CUDA graph and replayed with the L2
+flushed (the benchmark's timing), and its output is checked exact after the timed replays. ``torch.topk`` on the
+same rows is timed too. An arm is written as ``/``-separated settings:
 
-* ``g8/m2048``: sample groups of 8 adjacent scores, aim K + 2048 (the kernels of 2026-11-30, session 2),
-* ``g1/m2048``: single-score groups, same aim (what the group width alone changes),
-* ``g1/m1024``: single-score groups, aim K + 1024 (tuning.py since session 3),
-* ``g2/m1024``: groups of 2, aim K + 1024,
+* ``g<N>``: ``SAMPLE_GROUP`` (adjacent scores per sample group),
+* ``m<N>``: ``AIM_MARGIN`` (survivors aimed at: K + N),
+* ``a<N>``: ``SAMPLE_ABOVE`` (sampled scores above the threshold; sets the sample size),
+* ``x<N>``: ``SAMPLE_MAX`` (largest sample),
+* ``t<N>``: ``SELECT_MIN_TILE`` (smallest select tile, lanes),
+* ``w<N>``: ``SELECT_WARPS`` (warps of the streaming family's select kernel).
 
-plus ``torch.topk`` over the same rows. Every arm's output is checked exact after its timed replays. Prints a table
-last and writes ``probe_sample.json`` to ``--out``.
+The default arms are NOTES entry 8's (``g8/m2048`` was the setting before it, ``g1/m1024`` the one after).
+Prints a table last and writes ``probe_sample.json`` to ``--out`` after every cell (a run cut short keeps its cells).
 
-    python benchmarks/probe_sample.py [--out DIR] [--reps 15]
+    python benchmarks/probe_sample.py [--out DIR] [--reps 15] [--arms g1/m1024,g1/m1024/t2048] [--cells 1x131075x512]
 """
 
 import argparse
@@ -29,21 +33,36 @@ from gvr_topk.bench.cases import Case
 from gvr_topk.bench.data import make_inputs
 from gvr_topk.bench.exact import check_exact_fast
 
-ARMS = {"g8/m2048": (8, 2048), "g1/m2048": (1, 2048), "g1/m1024": (1, 1024), "g2/m1024": (2, 1024)}
-CELLS = [(rows, n, k) for n in (16387, 131075, 262143) for rows in (1, 8, 64, 512) for k in (512, 2048)
-         if not (n == 262143 and rows in (8, 512))]
+KNOBS = {"g": "SAMPLE_GROUP", "m": "AIM_MARGIN", "a": "SAMPLE_ABOVE", "x": "SAMPLE_MAX", "t": "SELECT_MIN_TILE",
+         "w": "SELECT_WARPS"}
+DEFAULT_ARMS = "g8/m2048,g1/m2048,g1/m1024,g2/m1024"
+DEFAULT_CELLS = ",".join(f"{rows}x{n}x{k}" for n in (16387, 131075, 262143) for rows in (1, 8, 64, 512)
+                         for k in (512, 2048) if not (n == 262143 and rows in (8, 512)))
+
+
+def parse_arm(spec: str) -> dict:
+    """``"g1/m1024"`` -> ``{"SAMPLE_GROUP": 1, "AIM_MARGIN": 1024}``."""
+    out = {}
+    for part in spec.split("/"):
+        if not part or part[0] not in KNOBS or not part[1:].isdigit():
+            raise SystemExit(f"probe_sample: arm setting {part!r} of {spec!r}: expected one of "
+                             f"{', '.join(k + '<int>' for k in KNOBS)}")
+        out[KNOBS[part[0]]] = int(part[1:])
+    return out
 
 
 @contextlib.contextmanager
-def tuned(group: int, margin: int):
-    """Run with another sample group / aim margin: prepared launches are dropped so plans are rebuilt."""
-    saved = tuning.SAMPLE_GROUP, tuning.AIM_MARGIN
-    tuning.SAMPLE_GROUP, tuning.AIM_MARGIN = group, margin
+def tuned(values: dict):
+    """Run with other tuning values: prepared launches are dropped so plans and launch arguments are rebuilt."""
+    saved = {name: getattr(tuning, name) for name in values}
+    for name, v in values.items():
+        setattr(tuning, name, v)
     gvr_topk.clear_launch_cache()
     try:
         yield
     finally:
-        tuning.SAMPLE_GROUP, tuning.AIM_MARGIN = saved
+        for name, v in saved.items():
+            setattr(tuning, name, v)
         gvr_topk.clear_launch_cache()
 
 
@@ -51,45 +70,49 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=None)
     ap.add_argument("--reps", type=int, default=15)
+    ap.add_argument("--arms", default=DEFAULT_ARMS, help=f"comma-separated arms (default {DEFAULT_ARMS})")
+    ap.add_argument("--cells", default=DEFAULT_CELLS, help="comma-separated ROWSxNxK cells (default: 20 cells)")
     args = ap.parse_args()
+    arms = {spec: parse_arm(spec) for spec in args.arms.split(",")}
+    cells = [tuple(int(v) for v in c.split("x")) for c in args.cells.split(",")]
     dev = torch.device("cuda")
     flush = timing.L2Flush(dev)
     results = []
-    for rows, n, k in CELLS:
+    for rows, n, k in cells:
         inp = make_inputs(Case("grid", rows, n, k), k_max=2048, device=dev)
         x, kv = inp.logits, inp.kv_lens
         rec = dict(rows=rows, n=n, k=k, family=gvr_topk.route(rows, n, n, k).family, us={}, exact={})
         torch.topk(x, k, dim=1, sorted=False)
         g, _ = timing.capture(lambda: torch.topk(x, k, dim=1, sorted=False))
         rec["us"]["torch"] = round(timing.time_graph(g, flush, args.reps).median_us, 2)
-        for arm, (group, margin) in ARMS.items():
+        for spec, values in arms.items():
             idx = torch.empty(rows, k, dtype=torch.int32, device=dev)
-            with tuned(group, margin):
+            with tuned(values):
                 call = lambda: gvr_topk.run_varlen(x, None, kv, idx, max_seq_len=n)  # noqa: E731
                 call()
                 g, _ = timing.capture(call)
-            rec["us"][arm] = round(timing.time_graph(g, flush, args.reps).median_us, 2)
+            rec["us"][spec] = round(timing.time_graph(g, flush, args.reps).median_us, 2)
             idx.fill_(-7)
             g.replay()
             torch.cuda.synchronize()
-            rec["exact"][arm] = not check_exact_fast(x, idx, kv_lens=kv)
+            rec["exact"][spec] = not check_exact_fast(x, idx, kv_lens=kv)
             del g
         results.append(rec)
         print(json.dumps(rec), flush=True)
-    if args.out:
-        os.makedirs(args.out, exist_ok=True)
-        with open(os.path.join(args.out, "probe_sample.json"), "w") as fh:
-            json.dump(results, fh, indent=1)
-    names = list(ARMS)
-    print(f"\n{'rows':>4} {'n':>7} {'k':>5} {'family':6} {'torch':>7} " + " ".join(f"{a:>9}" for a in names))
+        if args.out:
+            os.makedirs(args.out, exist_ok=True)
+            with open(os.path.join(args.out, "probe_sample.json"), "w") as fh:
+                json.dump(dict(arms=arms, cells=results), fh, indent=1)
+    names = list(arms)
+    print(f"\n{'rows':>4} {'n':>7} {'k':>5} {'family':6} {'torch':>7} " + " ".join(f"{a:>12}" for a in names))
     for r in results:
         print(f"{r['rows']:4d} {r['n']:7d} {r['k']:5d} {r['family']:6} {r['us']['torch']:7.1f} "
-              + " ".join(f"{r['us'][a]:8.1f}{'' if r['exact'][a] else '!'}" for a in names))
+              + " ".join(f"{r['us'][a]:11.1f}{'' if r['exact'][a] else '!'}" for a in names))
     for a in names:
         gm = 1.0
         for r in results:
             gm *= r["us"]["torch"] / r["us"][a]
-        print(f"{a}: geomean speed-up over torch.topk {gm ** (1 / len(results)):.2f}x")
+        print(f"{a}: geomean speed-up over torch.topk {gm ** (1 / max(1, len(results))):.2f}x")
     bad = [(r["rows"], r["n"], r["k"], a) for r in results for a in names if not r["exact"][a]]
     print(f"{len(results) * len(names) - len(bad)} arm outputs exact, {len(bad)} not exact {bad[:5]}")
     return 1 if bad else 0

@@ -53,7 +53,8 @@ def two_kernel(logits, hint, kv, out, k, n_env, split, cap, aim, sample, tile, w
                                       **dict(common, TILE=stage_tile))
         _gvr_select_kernel[(m,)](row0=r0, pre_idx_ptr=hint if hint is not None else out,
                                  pre_stride=hint.stride(0) if hint is not None else 0, HINT_FREE=hint is None,
-                                 aim=aim, SAMPLE=sample, SAMPLE_GROUP=group, num_warps=warps_select, **common)
+                                 aim=aim, SAMPLE=sample, SAMPLE_GROUP=group, MIN_TILE=tuning.SELECT_MIN_TILE,
+                                 num_warps=warps_select, **common)
 
 
 def main():
@@ -95,7 +96,8 @@ def main():
                         ws_count_ptr=counters, ws_keys_ptr=skeys, ws_cols_ptr=scols, n_bound=case.n,
                         row_stride=logits.stride(0), out_stride=out.stride(0), val_stride=0, pre_stride=0,
                         n_uniform=0, next_n=1, cr_shift=0, aim=aim, K=k, KB=max(16, 1 << (k - 1).bit_length()),
-                        TILE=tile, CAP=cap, SAMPLE=sample, SAMPLE_GROUP=tuning.SAMPLE_GROUP, SPLIT=plan.split,
+                        TILE=tile, CAP=cap, SAMPLE=sample, SAMPLE_GROUP=tuning.SAMPLE_GROUP,
+                        MIN_TILE=tuning.SELECT_MIN_TILE, SPLIT=plan.split,
                         HINT_FREE=True, VARLEN=True, HAS_VALUES=False, num_warps=w))
         ws = torch.zeros(4 * (512 + 2 * 256 * cap), dtype=torch.uint8, device=dev)
         splan = dispatch.plan_for("stream", rows, case.n, npad, k)

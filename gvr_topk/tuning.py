@@ -79,6 +79,11 @@ SPLIT_TILE = 2048
 SPLIT_WARPS = 8
 SPLIT_WARPS_LONG = 16
 SPLIT_LONG_N = 65536
+#: Smallest tile (lanes) the staged-candidate select runs on: candidates that fit MIN_TILE lanes (and K <= MIN_TILE)
+#: are selected on it. CAP/2 (4096) means the two tiles CAP/2 and CAP, the setting measured so far; 2048 adds a
+#: third, smaller tile for K <= 2048 with at most 2048 candidates (K=512 rows aim at 1536), not yet measured
+#: (benchmarks/probe_sample.py A/Bs it).
+SELECT_MIN_TILE = 4096
 #: Largest crossing bin (candidates sharing the K-th score's histogram bin) refined on a compacted small tile.
 #: Decode-like rows put a few dozen candidates there; larger bins are refined in place on the staged tile.
 CROSS_CAP = 512

@@ -255,14 +255,23 @@ def _hint_threshold(hint_ptr, row_ptr, n, K: tl.constexpr, KB: tl.constexpr):
 
 @triton.jit
 def _select_staged(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K: tl.constexpr, CAP: tl.constexpr,
-                   HAS_VALUES: tl.constexpr):
-    """Exact top-K of ``count`` staged candidates (K <= count <= CAP), on a CAP/2-lane tile when they fit it (the
-    sample aims at about CAP/2 survivors or fewer, so that is the common case: every block operation costs half;
-    measured 20-25% faster at K=512 on the H200, within noise at K=2048)."""
-    if (count <= CAP // 2) and (K <= CAP // 2):
-        _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP // 2, HAS_VALUES)
+                   MIN_TILE: tl.constexpr, HAS_VALUES: tl.constexpr):
+    """Exact top-K of ``count`` staged candidates (K <= count <= CAP), on the smallest tile that holds them: every
+    block operation costs in proportion to the tile's lanes, not the candidates. Tiles: CAP/2 (the sample aims at
+    fewer survivors than that; measured 20-25% faster than CAP at K=512 on the H200, within noise at K=2048), CAP,
+    and MIN_TILE lanes too when MIN_TILE < CAP/2 (``tuning.SELECT_MIN_TILE``)."""
+    if MIN_TILE < CAP // 2:
+        if (count <= MIN_TILE) and (K <= MIN_TILE):
+            _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, MIN_TILE, HAS_VALUES)
+        elif (count <= CAP // 2) and (K <= CAP // 2):
+            _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP // 2, HAS_VALUES)
+        else:
+            _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP, HAS_VALUES)
     else:
-        _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP, HAS_VALUES)
+        if (count <= CAP // 2) and (K <= CAP // 2):
+            _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP // 2, HAS_VALUES)
+        else:
+            _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP, HAS_VALUES)
 
 
 @triton.jit
@@ -343,7 +352,8 @@ def _restage(row_ptr, n, thr, count_ptr, slot_keys, slot_cols, CAP: tl.constexpr
 @triton.jit
 def _refine_row(out_ptr, val_ptr, row_ptr, hint_ptr, n, count, aim, count_ptr, slot_keys, slot_cols, K: tl.constexpr,
                 KB: tl.constexpr, TILE: tl.constexpr, CAP: tl.constexpr, SAMPLE: tl.constexpr,
-                SAMPLE_GROUP: tl.constexpr, HINT_FREE: tl.constexpr, HAS_VALUES: tl.constexpr):
+                SAMPLE_GROUP: tl.constexpr, MIN_TILE: tl.constexpr, HINT_FREE: tl.constexpr,
+                HAS_VALUES: tl.constexpr):
     """Refine a row (n > K) whose survivors of one staging attempt (``count`` of them) sit in its slot; one program.
 
     Accept path: K <= count <= CAP, exact selection on the staged candidates. Otherwise the retry ladder, each rung
@@ -360,6 +370,6 @@ def _refine_row(out_ptr, val_ptr, row_ptr, hint_ptr, n, count, aim, count_ptr, s
             hthr = _hint_threshold(hint_ptr, row_ptr, n, K, KB)
             count = _restage(row_ptr, n, hthr, count_ptr, slot_keys, slot_cols, CAP, TILE)
     if (count >= K) & (count <= CAP):
-        _select_staged(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP, HAS_VALUES)
+        _select_staged(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP, MIN_TILE, HAS_VALUES)
     else:
         _exact_row(out_ptr, val_ptr, row_ptr, n, K, TILE, HAS_VALUES)

@@ -35,8 +35,8 @@ def _gvr_split_kernel(
     n_bound, row_stride, out_stride, val_stride, pre_stride,
     n_uniform, next_n, cr_shift, aim,
     K: tl.constexpr, KB: tl.constexpr, TILE: tl.constexpr, CAP: tl.constexpr, SAMPLE: tl.constexpr,
-    SAMPLE_GROUP: tl.constexpr, SPLIT: tl.constexpr, HINT_FREE: tl.constexpr, VARLEN: tl.constexpr,
-    HAS_VALUES: tl.constexpr,
+    SAMPLE_GROUP: tl.constexpr, MIN_TILE: tl.constexpr, SPLIT: tl.constexpr, HINT_FREE: tl.constexpr,
+    VARLEN: tl.constexpr, HAS_VALUES: tl.constexpr,
 ):
     part = tl.program_id(0)
     row = tl.program_id(1)
@@ -69,5 +69,5 @@ def _gvr_split_kernel(
             count = tl.atomic_xchg(count_ptr, 0, sem="acq_rel")
             tl.atomic_xchg(arrive_ptr, 0, sem="relaxed")
             _refine_row(out_ptr, val_ptr, row_ptr, pre_idx_ptr + (row // next_n).to(tl.int64) * pre_stride, n,
-                        count, aim, count_ptr, slot_keys, slot_cols, K, KB, TILE, CAP, SAMPLE, SAMPLE_GROUP, HINT_FREE,
-                        HAS_VALUES)
+                        count, aim, count_ptr, slot_keys, slot_cols, K, KB, TILE, CAP, SAMPLE, SAMPLE_GROUP,
+                        MIN_TILE, HINT_FREE, HAS_VALUES)

@@ -359,6 +359,28 @@ def test_caller_workspace_is_left_reusable():
         assert (ws[:256] == 0).all()
 
 
+@pytest.fixture
+def small_select_tile(monkeypatch):
+    """The optional smallest select tile (``tuning.SELECT_MIN_TILE`` = 2048 lanes) for one test."""
+    monkeypatch.setattr(tuning, "SELECT_MIN_TILE", 2048)
+    gvr_topk.clear_launch_cache()
+    yield
+    monkeypatch.undo()
+    gvr_topk.clear_launch_cache()
+
+
+@pytest.mark.parametrize("family", ["split", "stream"])
+@pytest.mark.parametrize("k,gen", [(64, "randn"), (512, "randn"), (512, "ints"), (2048, "randn")])
+def test_small_select_tile_is_exact(small_select_tile, family, k, gen):
+    """With the 2048-lane tile enabled every tile size is reached (K=512 rows aim at ~1536 survivors, K=2048 rows
+    overflow it) and the selection stays exact, values and the tie rule included."""
+    rows, n = 2, 20000
+    x = _poisoned(rows, n, seed=50 + k, gen=gen)
+    kv = _kv(rows, n)
+    idx, val = _run(x, k, kv, family=family)
+    _assert_exact(x, idx, kv, val)
+
+
 def _sample_fooling_row(n: int, k: int, seed: int) -> torch.Tensor:
     """A row whose sampled positions hold its largest scores, so the sample threshold admits fewer than K scores and
     the retry ladder must run (a lower sample rank, the hint, the whole-row path)."""
