@@ -164,6 +164,37 @@ def test_cached_path_matches_uncached_path(fresh, family, hinted, values):
         assert o[1] is None or torch.equal(o[1], outs[0][1])
 
 
+@pytest.mark.parametrize("family", ["stream", "split"])
+def test_caller_workspace_views_are_reused_and_released(fresh, family):
+    """A caller workspace's views are made once per tensor and launch, follow a storage swap (new address), and are
+    dropped when the caller frees the tensor: the cache never keeps a workspace's memory alive."""
+    import gc
+
+    n, k, rows = 3000, 64, 2
+    x, pre, kv, idx, _ = _case(rows=rows, n=n, k=k, next_n=1)
+    wsb = torch.zeros(gvr_topk.workspace_bytes(rows, k), dtype=torch.uint8, device=DEV)
+    for _ in range(3):
+        idx.fill_(-7)
+        gvr_topk.run_varlen(x, None, kv, idx, max_seq_len=n, workspace=wsb, family=family)
+        assert not check_exact(x, idx, kv_lens=kv)
+    rec = api._CALLER_WS[id(wsb)]
+    assert rec.ptr == wsb.data_ptr() and len(rec.per_entry) == 1
+    old = wsb.clone()
+    old_storage = torch.empty(0, dtype=torch.uint8, device=DEV).set_(wsb.untyped_storage())
+    wsb.set_(torch.zeros_like(wsb).untyped_storage())  # same tensor object, new memory
+    idx.fill_(-7)
+    gvr_topk.run_varlen(x, None, kv, idx, max_seq_len=n, workspace=wsb, family=family)
+    assert not check_exact(x, idx, kv_lens=kv)
+    assert api._CALLER_WS[id(wsb)].ptr == wsb.data_ptr()
+    assert (wsb != 0).any()  # candidates were staged in the new memory ...
+    assert torch.equal(old_storage, old)  # ... and the old memory was left alone
+    assert (wsb.view(torch.int32)[:rows] == 0).all()  # row counters back at zero
+    key = id(wsb)
+    del wsb
+    gc.collect()
+    assert key not in api._CALLER_WS
+
+
 def test_bad_input_after_a_cached_good_call_still_raises_and_writes_nothing(fresh):
     x, pre, kv, idx, val = _case(hinted=True, values=True)
     gvr_topk.run_varlen(x, pre, kv, idx, next_n=2, values=val, max_seq_len=1000)  # cached now
