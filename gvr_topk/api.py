@@ -306,7 +306,8 @@ def _launch(prep: _Prepared, entry: cache.LaunchEntry, logits, pre_idx, kv_lens,
     """Fill in the pointers of a prepared launch and run it (on the current device).
 
     The hot path covers the usual call: every pointer 16-byte aligned, the library workspace (views already made
-    for this stream) or a caller workspace seen before, and a launcher already compiled; anything else goes through :func:`_launch_checked`.
+    for this stream) or a caller workspace seen before, and a launcher already compiled; anything else goes
+    through :func:`_launch_checked`.
     """
     p_i, p_l = indices.data_ptr(), logits.data_ptr()
     p_v = values.data_ptr() if values is not None else p_i

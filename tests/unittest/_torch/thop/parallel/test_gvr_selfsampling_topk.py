@@ -359,6 +359,16 @@ def test_caller_workspace_is_left_reusable():
         assert (ws[:256] == 0).all()
 
 
+@pytest.mark.parametrize("n,sample,group", [(8193, 512, 1), (131075, 4096, 1), (131075, 4096, 8), (4096, 4096, 2),
+                                            (3_000_000, 4096, 1)])
+def test_sample_columns_are_distinct_and_in_range(n, sample, group):
+    cols = reference.sample_columns(n, sample, group)
+    assert cols.numel() == sample and int(cols.min()) >= 0 and int(cols.max()) < n
+    assert bool((cols[1:] > cols[:-1]).all())  # ascending, hence distinct
+    with pytest.raises(ValueError, match="n >= sample"):
+        reference.sample_columns(sample - 1, sample, group)
+
+
 @pytest.fixture
 def small_select_tile(monkeypatch):
     """The optional smallest select tile (``tuning.SELECT_MIN_TILE`` = 2048 lanes) for one test."""
