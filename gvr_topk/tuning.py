@@ -30,14 +30,14 @@ REG_WARPS = ((2048, 4), (4096, 8), (8192, 16), (16384, 16))
 
 # --- streaming families ("stream", "split") -------------------------------------------------------
 #: Candidate capacity (survivors staged per row) by K: the smallest entry whose k_max >= K.
-#: 8192 for every K: on the benchmark's decode rows (runs of related tokens) the survivor count of a sampled
-#: threshold spreads 0.36x-2x around its aim (simulated on the quick grid's data, benchmarks/NOTES.md), so the slot
-#: must hold ~4x K at K=2048 and the aim must stay well above K for K=512.
+#: 8192 for every K: chosen when the sample read groups of 8 adjacent scores, whose survivor counts spread 0.36x-2x
+#: around the aim on the benchmark's decode rows (runs of related tokens), so the slot had to hold ~4x K at K=2048.
+#: Single-score groups (SAMPLE_GROUP) spread far less; a smaller capacity has not been measured.
 CAP_BY_K = ((2048, 8192),)
 #: Survivors the sample threshold aims for: K + AIM_MARGIN, at most AIM_MAX_FRACTION of the capacity.
-#: 1024 with single-score sample groups: simulated on the benchmark's decode rows (64 rows, n 16K-256K, K 512-2048)
-#: the survivor count stays within ~0.9-1.15x of its aim, so K + 1024 keeps every row above K and within half the
-#: capacity (the half-tile select). With 8-score groups it spread 0.5-1.8x and needed K + 2048.
+#: 1024 with single-score sample groups: simulated on the benchmark's decode rows (768 rows: 64 per cell, n 16K-256K,
+#: K 512-2048) the survivor count stays within 0.83-1.22x of its aim, so K + 1024 keeps every row above K and within
+#: half the capacity (the half-tile select). With 8-score groups it spread 0.48-1.82x and needed K + 2048.
 AIM_MARGIN = 1024
 AIM_MAX_FRACTION = 0.5
 #: Sampled scores above the aimed threshold (sets the sample size; relative error ~ 1/sqrt of it).

@@ -207,9 +207,9 @@ def _sample_threshold(row_ptr, n, rank, SAMPLE: tl.constexpr, GROUP: tl.constexp
     follows is exact, so an approximate rank costs at most a retry, never exactness. The sample is SAMPLE/GROUP
     groups of GROUP adjacent scores spread evenly over [0, n); needs n >= SAMPLE so every position is distinct and in
     range. Adjacent scores of decode rows are correlated (runs of related tokens), so wide groups sample fewer
-    independent scores: GROUP=1 costs one 32-byte sector per score but keeps the survivor count within ~0.9-1.15x
-    of its aim, against 0.5-1.8x with GROUP=8 (tuning.SAMPLE_GROUP). Every program of a row computes the same
-    value."""
+    independent scores: GROUP=1 costs one 32-byte sector per score but keeps the survivor count within 0.83-1.22x
+    of its aim on the benchmark's decode rows, against 0.48-1.82x with GROUP=8 (tuning.SAMPLE_GROUP). Every
+    program of a row computes the same value."""
     GROUPS: tl.constexpr = SAMPLE // GROUP
     g = tl.arange(0, GROUPS)
     n_g = n // GROUP
