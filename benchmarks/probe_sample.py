@@ -10,7 +10,9 @@ same rows is timed too. An arm is written as ``/``-separated settings:
 * ``a<N>``: ``SAMPLE_ABOVE`` (sampled scores above the threshold; sets the sample size),
 * ``x<N>``: ``SAMPLE_MAX`` (largest sample),
 * ``t<N>``: ``SELECT_MIN_TILE`` (smallest select tile, lanes),
-* ``w<N>``: ``SELECT_WARPS`` (warps of the streaming family's select kernel).
+* ``w<N>``: ``SELECT_WARPS`` (warps of the streaming family's select kernel),
+* ``c<N>``: ``CAP_BY_K = ((2048, N),)`` (staging capacity for every K),
+* ``f<N>``: ``AIM_MAX_FRACTION = N / 100`` (the aim's cap as a share of the capacity; ``c4096`` needs ``f75``).
 
 The default arms are NOTES entry 8's (``g8/m2048`` was the setting before it, ``g1/m1024`` the one after).
 Prints a table last and writes ``probe_sample.json`` to ``--out`` after every cell (a run cut short keeps its cells).
@@ -34,20 +36,21 @@ from gvr_topk.bench.data import make_inputs
 from gvr_topk.bench.exact import check_exact_fast
 
 KNOBS = {"g": "SAMPLE_GROUP", "m": "AIM_MARGIN", "a": "SAMPLE_ABOVE", "x": "SAMPLE_MAX", "t": "SELECT_MIN_TILE",
-         "w": "SELECT_WARPS"}
+         "w": "SELECT_WARPS", "c": "CAP_BY_K", "f": "AIM_MAX_FRACTION"}
 DEFAULT_ARMS = "g8/m2048,g1/m2048,g1/m1024,g2/m1024"
 DEFAULT_CELLS = ",".join(f"{rows}x{n}x{k}" for n in (16387, 131075, 262143) for rows in (1, 8, 64, 512)
                          for k in (512, 2048) if not (n == 262143 and rows in (8, 512)))
 
 
 def parse_arm(spec: str) -> dict:
-    """``"g1/m1024"`` -> ``{"SAMPLE_GROUP": 1, "AIM_MARGIN": 1024}``."""
+    """``"g1/m1024/c4096"`` -> ``{"SAMPLE_GROUP": 1, "AIM_MARGIN": 1024, "CAP_BY_K": ((2048, 4096),)}``."""
     out = {}
     for part in spec.split("/"):
         if not part or part[0] not in KNOBS or not part[1:].isdigit():
             raise SystemExit(f"probe_sample: arm setting {part!r} of {spec!r}: expected one of "
                              f"{', '.join(k + '<int>' for k in KNOBS)}")
-        out[KNOBS[part[0]]] = int(part[1:])
+        v = int(part[1:])
+        out[KNOBS[part[0]]] = ((2048, v),) if part[0] == "c" else v / 100 if part[0] == "f" else v
     return out
 
 
