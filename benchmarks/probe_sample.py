@@ -17,14 +17,20 @@ same rows is timed too. An arm is written as ``/``-separated settings:
 The default arms are NOTES entry 8's (``g8/m2048`` was the setting before it, ``g1/m1024`` the one after).
 Prints a table last and writes ``probe_sample.json`` to ``--out`` after every cell (a run cut short keeps its cells).
 
-    python benchmarks/probe_sample.py [--out DIR] [--reps 15] [--arms g1/m1024,g1/m1024/t2048] [--cells 1x131075x512]
+Worker processes compile every (arm, cell) first (``--jobs``, default 8), so the timing process mostly loads
+kernels from Triton's disk cache (the first run compiled in the timing process and was cut after 5 cells).
+
+    python benchmarks/probe_sample.py [--out DIR] [--reps 15] [--jobs 8] [--arms g1/m1024,g1/m1024/t2048]
+                                      [--cells 1x131075x512,64x131075x2048]
 """
 
 import argparse
 import contextlib
 import json
+import multiprocessing as mp
 import os
 import sys
+from concurrent.futures import ProcessPoolExecutor
 
 import torch
 
@@ -69,15 +75,44 @@ def tuned(values: dict):
         gvr_topk.clear_launch_cache()
 
 
+def _compile(job) -> str:
+    """Worker: one call of an arm on random scores of a cell's shape, so its kernels land in Triton's disk cache
+    (compiling depends on shapes and settings, not data); returns an error line or ''."""
+    spec, (rows, n, k) = job
+    try:
+        x = torch.randn(rows, n, device="cuda")
+        kv = torch.full((rows,), n, dtype=torch.int32, device="cuda")
+        idx = torch.empty(rows, k, dtype=torch.int32, device="cuda")
+        with tuned(parse_arm(spec)):
+            gvr_topk.run_varlen(x, None, kv, idx, max_seq_len=n)
+        torch.cuda.synchronize()
+        return ""
+    except Exception as e:  # reported, and the timing process compiles it again itself
+        return f"{spec} {rows}x{n}x{k}: {type(e).__name__}: {str(e)[:200]}"
+
+
+def precompile(arms, cells, jobs: int) -> None:
+    """Compile every (arm, cell) in ``jobs`` worker processes first (4-8 s each when done one by one)."""
+    if jobs <= 0:
+        return
+    work = [(spec, cell) for spec in arms for cell in cells]
+    with ProcessPoolExecutor(jobs, mp_context=mp.get_context("spawn")) as pool:
+        for err in pool.map(_compile, work):
+            if err:
+                print("precompile:", err, flush=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=None)
     ap.add_argument("--reps", type=int, default=15)
     ap.add_argument("--arms", default=DEFAULT_ARMS, help=f"comma-separated arms (default {DEFAULT_ARMS})")
     ap.add_argument("--cells", default=DEFAULT_CELLS, help="comma-separated ROWSxNxK cells (default: 20 cells)")
+    ap.add_argument("--jobs", type=int, default=8, help="worker processes that compile first (0: none)")
     args = ap.parse_args()
     arms = {spec: parse_arm(spec) for spec in args.arms.split(",")}
     cells = [tuple(int(v) for v in c.split("x")) for c in args.cells.split(",")]
+    precompile(list(arms), cells, args.jobs)
     dev = torch.device("cuda")
     flush = timing.L2Flush(dev)
     results = []
