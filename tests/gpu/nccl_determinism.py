@@ -138,6 +138,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.device == "cpu":
         os.environ["TRITON_INTERPRET"] = "1"  # inherited by the spawned ranks, before they import triton
+        os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")  # both ranks on this host: loopback, whatever the hostname
     elif torch.cuda.device_count() < WORLD or not dist.is_available() or not dist.is_nccl_available():
         print(f"NCCL-DETERMINISM SKIP: needs {WORLD} GPUs and NCCL (have {torch.cuda.device_count()} GPUs)")
         return 0
