@@ -87,6 +87,56 @@ def sample_columns(n: int, sample: int, group: int) -> torch.Tensor:
     return (start[:, None] + torch.arange(group)[None, :]).reshape(-1)
 
 
+def sample_rank(n: int, aim: int, sample: int) -> int:
+    """Rank in the sample whose key should leave about ``aim`` of a row's ``n`` scores at or above it (the host
+    mirror of the kernels' ``_sample_rank``)."""
+    return min(max((aim * sample + n - 1) // n, 1), sample)
+
+
+def sample_threshold(keys: torch.Tensor, rank: int, sample: int, group: int) -> int:
+    """The staging threshold the kernels derive from a row's sample (the host mirror of ``_sample_threshold``).
+
+    Two 256-bin histogram levels over the sampled order keys, each keeping the bin where the ``rank``-th largest
+    sampled key falls; the result is that bin's lower edge after the second level. Used to simulate survivor
+    counts on the host (``benchmarks/sim_survivors.py``); a test checks it against the streaming family's
+    thresholds.
+
+    Parameters
+    ----------
+    keys : torch.Tensor
+        int64 ``(n,)`` order keys of one row (:func:`order_keys`), ``n >= sample``.
+    rank, sample, group : int
+        :func:`sample_rank`'s rank, ``Plan.sample`` and ``tuning.SAMPLE_GROUP``.
+
+    Returns
+    -------
+    int
+        The threshold, an order key in ``[0, 2**32)``.
+    """
+    k = keys[sample_columns(keys.numel(), sample, group)].tolist()
+    lo, hi, need = min(k), max(k), rank
+    for _level in range(2):
+        if lo >= hi:
+            break
+        shift = 0
+        while ((hi - lo) >> shift) >= 256:
+            shift += 1
+        hist = [0] * 256
+        for v in k:
+            if lo <= v <= hi:
+                hist[(v - lo) >> shift] += 1
+        at_or_above, b = 0, 0
+        for b in range(255, -1, -1):  # highest bin whose count of keys in bins >= it reaches need
+            if at_or_above + hist[b] >= need:
+                break
+            at_or_above += hist[b]
+        need -= at_or_above
+        new_lo = lo + (b << shift)
+        hi = new_lo + min(hi - new_lo, (1 << shift) - 1)
+        lo = new_lo
+    return lo
+
+
 def topk_varlen(logits: torch.Tensor, kv_lens: Optional[torch.Tensor], k: int, *, next_n: int = 1,
                 compress_ratio: int = 1, n_valid: Optional[int] = None):
     """Reference selection for every row.

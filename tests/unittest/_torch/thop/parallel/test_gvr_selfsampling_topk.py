@@ -369,6 +369,27 @@ def test_sample_columns_are_distinct_and_in_range(n, sample, group):
         reference.sample_columns(sample - 1, sample, group)
 
 
+@pytest.mark.parametrize("n,k,gen", [(20000, 512, "randn"), (30000, 2048, "randn"), (20000, 64, "ints")])
+def test_host_mirror_of_the_sample_threshold(n, k, gen):
+    """``reference.sample_threshold`` (what benchmarks/sim_survivors.py simulates with) gives exactly the
+    thresholds the streaming family's threshold kernel leaves in the workspace."""
+    from gvr_topk import workspace as wsm
+
+    rows = 2
+    x = _poisoned(rows, n, seed=60 + k, gen=gen)
+    kv = _kv(rows, n)
+    plan = gvr_topk.plan_for("stream", rows, n, n, k)
+    wsb = torch.zeros(gvr_topk.workspace_bytes(rows, k), dtype=torch.uint8, device=DEV)
+    idx = torch.empty(rows, k, dtype=torch.int32, device=DEV)
+    gvr_topk.run_varlen(x, None, kv, idx, workspace=wsb, family="stream", max_seq_len=n)
+    _assert_exact(x, idx, kv)
+    got = (wsm.stream_views(wsb, plan, rows)[1][:rows].to(torch.int64) & 0xFFFFFFFF).tolist()
+    rank = reference.sample_rank(n, plan.aim, plan.sample)
+    keys = reference.order_keys(x.cpu())
+    want = [reference.sample_threshold(keys[r], rank, plan.sample, tuning.SAMPLE_GROUP) for r in range(rows)]
+    assert got == want
+
+
 @pytest.fixture
 def small_select_tile(monkeypatch):
     """The optional smallest select tile (``tuning.SELECT_MIN_TILE`` = 2048 lanes) for one test."""

@@ -1,0 +1,74 @@
+"""Host simulation: how many scores survive the sample threshold, per tuning setting, on the benchmark's decode rows.
+
+No GPU needed. For each cell (rows x N x K of the benchmark's grid data) and each arm (tuning settings, written as
+in ``probe_sample.py``), every row's threshold is computed exactly as the kernels compute it
+(``gvr_topk.reference.sample_threshold``; a test checks it against the streaming family's own thresholds) and its
+survivors are counted. Printed per arm and cell: the survivor count over the aim (min, p10, median, p90, max) and
+how many rows fall under K (the retry ladder), within half the capacity (half-tile select), within the capacity,
+or over it (the whole-row exact path). Used to choose ``SAMPLE_GROUP``, ``AIM_MARGIN`` and the capacity before
+measuring them (benchmarks/NOTES.md, entry 8).
+
+    python benchmarks/sim_survivors.py [--arms g8/m2048,g1/m1024] [--cells 64x131075x2048,64x262143x512]
+"""
+
+import argparse
+import sys
+
+import torch
+
+import gvr_topk
+from gvr_topk import reference
+from gvr_topk import tuning
+from gvr_topk.bench.cases import Case
+from gvr_topk.bench.data import make_inputs
+from probe_sample import parse_arm
+from probe_sample import tuned
+
+
+def simulate(logits: torch.Tensor, k: int) -> dict:
+    """Survivor statistics of one cell's rows (full length) under the current tuning."""
+    rows, n = logits.shape
+    plan = gvr_topk.route(rows, n, n, k)
+    if plan.family == "reg":
+        return dict(plan=plan, note="register family: the row is held in registers, no sample")
+    if n <= plan.cap:
+        return dict(plan=plan, note="rows fit the staging slot: everything is staged, no sample")
+    keys = reference.order_keys(logits)
+    rank = reference.sample_rank(n, plan.aim, plan.sample)
+    ratios, classes = [], dict(under_k=0, half=0, full=0, over=0)
+    for r in range(rows):
+        thr = reference.sample_threshold(keys[r], rank, plan.sample, tuning.SAMPLE_GROUP)
+        c = int((keys[r] >= thr).sum())
+        ratios.append(c / plan.aim)
+        cls = "under_k" if c < k else "half" if c <= plan.cap // 2 else "full" if c <= plan.cap else "over"
+        classes[cls] += 1
+    ratios.sort()
+    q = [ratios[min(len(ratios) - 1, int(p * len(ratios)))] for p in (0.1, 0.5, 0.9)]
+    return dict(plan=plan, rank=rank, min=ratios[0], p10=q[0], p50=q[1], p90=q[2], max=ratios[-1], **classes)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--arms", default="g8/m2048,g1/m1024", help="comma-separated tuning arms (probe_sample.py syntax)")
+    ap.add_argument("--cells", default="64x16387x2048,64x131075x512,64x131075x2048,64x262143x2048",
+                    help="comma-separated ROWSxNxK cells of the benchmark's grid data")
+    args = ap.parse_args()
+    for cell in args.cells.split(","):
+        rows, n, k = (int(v) for v in cell.split("x"))
+        logits = make_inputs(Case("grid", rows, n, k), k_max=2048, device="cpu").logits
+        for spec in args.arms.split(","):
+            with tuned(parse_arm(spec)):
+                s = simulate(logits, k)
+            p = s["plan"]
+            head = f"{spec:>18} {rows}x{n} K={k} {p.family} cap {p.cap} aim {p.aim} sample {p.sample}"
+            if "note" in s:
+                print(f"{head}: {s['note']}")
+                continue
+            print(f"{head} rank {s['rank']}: count/aim {s['min']:.2f} {s['p10']:.2f} {s['p50']:.2f} {s['p90']:.2f} "
+                  f"{s['max']:.2f}; rows under K {s['under_k']}, half tile {s['half']}, full tile {s['full']}, "
+                  f"over capacity {s['over']}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
