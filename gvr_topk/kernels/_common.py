@@ -259,19 +259,25 @@ def _select_staged(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K: tl
     """Exact top-K of ``count`` staged candidates (K <= count <= CAP), on the smallest tile that holds them: every
     block operation costs in proportion to the tile's lanes, not the candidates. Tiles: CAP/2 (the sample aims at
     fewer survivors than that; measured 20-25% faster than CAP at K=512 on the H200, within noise at K=2048), CAP,
-    and MIN_TILE lanes too when MIN_TILE < CAP/2 (``tuning.SELECT_MIN_TILE``)."""
+    and MIN_TILE lanes too when MIN_TILE < CAP/2 (``tuning.SELECT_MIN_TILE``; the test on MIN_TILE is a constexpr,
+    so a disabled small tile is not compiled at all)."""
     if MIN_TILE < CAP // 2:
         if (count <= MIN_TILE) and (K <= MIN_TILE):
             _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, MIN_TILE, HAS_VALUES)
-        elif (count <= CAP // 2) and (K <= CAP // 2):
-            _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP // 2, HAS_VALUES)
         else:
-            _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP, HAS_VALUES)
+            _select_half_or_full(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP, HAS_VALUES)
     else:
-        if (count <= CAP // 2) and (K <= CAP // 2):
-            _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP // 2, HAS_VALUES)
-        else:
-            _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP, HAS_VALUES)
+        _select_half_or_full(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP, HAS_VALUES)
+
+
+@triton.jit
+def _select_half_or_full(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K: tl.constexpr,
+                         CAP: tl.constexpr, HAS_VALUES: tl.constexpr):
+    """``_select_staged`` on a CAP/2-lane tile when the candidates (and K) fit it, else on the CAP-lane tile."""
+    if (count <= CAP // 2) and (K <= CAP // 2):
+        _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP // 2, HAS_VALUES)
+    else:
+        _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP, HAS_VALUES)
 
 
 @triton.jit

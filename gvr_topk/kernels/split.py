@@ -26,7 +26,6 @@ from ._common import _sample_threshold
 from ._common import _stage_share
 
 
-
 @triton.jit
 def _gvr_split_kernel(
     indices_ptr, values_ptr,  # outputs

@@ -31,7 +31,6 @@ from ._common import _sample_threshold
 from ._common import _stage_share
 
 
-
 @triton.jit
 def _gvr_threshold_kernel(
     logits_ptr, kv_lens_ptr, ws_thr_ptr,  # scores; int32 [batch]; uint32 [rows_chunk] out: each row's threshold
