@@ -4,7 +4,11 @@ and a tiny end-to-end run through the Triton interpreter (tests/conftest.py sets
 
 import dataclasses
 import json
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -453,11 +457,6 @@ def test_cli_usage_errors(tmp_path):
 
 def test_survivor_simulation_script_runs_on_the_host():
     """benchmarks/sim_survivors.py (host only): one line per arm and cell, every row classified once."""
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
     repo = Path(__file__).resolve().parents[5]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(repo), os.environ.get("PYTHONPATH", "")]))
     p = subprocess.run([sys.executable, str(repo / "benchmarks" / "sim_survivors.py"), "--cells", "4x20000x512",
