@@ -10,7 +10,9 @@ PROVENANCE = {
               "SMs; streaming families (capacity, aim, tiles, warps, split, chunk): measured on the H200 with "
               "benchmarks/probe_stream2.py on the benchmark's decode data (benchmarks/NOTES.md, entries 4-6); "
               "sample group and aim margin: host simulation of the sample threshold on the benchmark's decode rows, "
-              "then benchmarks/probe_sample.py and the quick benchmark on the H200 (NOTES entry 8)",
+              "then benchmarks/probe_sample.py and the quick benchmark on the H200 (NOTES entry 8); sample size cap and "
+              "smallest select tile: benchmarks/probe_sample.py on the H200, one process, 6 arms x 8 cells (NOTES "
+              "entry 10)",
     "gpu": "NVIDIA H200 (132 SMs, 60 MB L2), driver 580.159.04, torch 2.11, Triton 3.6",
     "date": "2026-11-30",
     "command": "python benchmarks/probe_stream2.py --quick; python benchmarks/probe_primitives.py; "
@@ -42,8 +44,10 @@ AIM_MARGIN = 1024
 AIM_MAX_FRACTION = 0.5
 #: Sampled scores above the aimed threshold (sets the sample size; relative error ~ 1/sqrt of it).
 SAMPLE_ABOVE = 64
-#: Sample size bounds (powers of two).
-SAMPLE_MIN, SAMPLE_MAX = 512, 4096
+#: Sample size bounds (powers of two). SAMPLE_MAX 2048 (was 4096): measured on the H200 (NOTES entry 10) faster in
+#: all 8 probed cells (-2 to -11 us; 1-row cells -2 to -4 us, 512 x 131075 -21 to -26 us) with every output exact;
+#: simulated on 64 decode rows per cell (n 16K-256K), no row under K and none past half the capacity at K=2048.
+SAMPLE_MIN, SAMPLE_MAX = 512, 2048
 #: Adjacent scores per sample group (a power of two <= SAMPLE_MIN). Groups of 8 read one 32-byte sector per 8
 #: samples but see correlated runs of tokens; single scores cost 8x the sample's sectors (128 KB at 4096 samples)
 #: and estimate the row's quantile far better (see AIM_MARGIN).
@@ -80,10 +84,10 @@ SPLIT_WARPS = 8
 SPLIT_WARPS_LONG = 16
 SPLIT_LONG_N = 65536
 #: Smallest tile (lanes) the staged-candidate select runs on: candidates that fit MIN_TILE lanes (and K <= MIN_TILE)
-#: are selected on it. CAP/2 (4096) means the two tiles CAP/2 and CAP, the setting measured so far; 2048 adds a
-#: third, smaller tile for K <= 2048 with at most 2048 candidates (K=512 rows aim at 1536), not yet measured
-#: (benchmarks/probe_sample.py A/Bs it).
-SELECT_MIN_TILE = 4096
+#: are selected on it; a value >= CAP/2 leaves the two tiles CAP/2 and CAP. 2048 adds a third tile for rows with
+#: at most 2048 candidates (K=512 rows aim at 1536). Measured on the H200 (NOTES entry 10): 1 x 16387 K=512 31.9 ->
+#: 22.9 us, 64 x 131075 K=512 83.7 -> 75.3 us; K=2048 cells unchanged within noise (they never fit the tile).
+SELECT_MIN_TILE = 2048
 #: Largest crossing bin (candidates sharing the K-th score's histogram bin) refined on a compacted small tile.
 #: Decode-like rows put a few dozen candidates there; larger bins are refined in place on the staged tile.
 CROSS_CAP = 512

@@ -12,8 +12,9 @@
 #   multi_gpu   the cuda:1-while-cuda:0 tests of test_gvr_multi_gpu.py
 # After nccl, the steps run in two lanes, one per GPU: fuzz then memcheck; suite then racecheck then multi_gpu.
 # Measured on 2 x H200 (2026-11-30): fuzz 10000 cases in 3 processes 155-212 s, the suite ~300 tests in > 500 s
-# with 4 workers beside the fuzz, memcheck ~200 s, racecheck ~140 s; ten processes at once slowed every step
-# several times, hence the lanes. All steps do not fit one 10-minute call: split them with GVR_STEPS.
+# with 4 workers beside the fuzz, memcheck ~200 s, racecheck ~140 s (each now after an unsanitized run of the same
+# cases that compiles the kernels: a memcheck run that compiled under load timed out at 280 s); ten processes at
+# once slowed every step several times, hence the lanes. All steps do not fit one 10-minute call: split them with GVR_STEPS.
 # OUT_DIR/summary.txt: one line per step (exit status, seconds, pytest's last line), the fuzz totals and the
 # replay / sanitizer / NCCL lines; OUT_DIR/logs.tar.gz: every log and fuzz JSON. Exit status 0 when every step
 # that ran passed.
@@ -62,13 +63,13 @@ step() {  # step NAME GPUS LIMIT_SECONDS COMMAND...  (foreground; one summary li
       GVR_FUZZ_REPORT="$L/fuzz$i.json" step fuzz$i 0 330 $PYTEST $T/test_gvr_fuzz.py -k fuzz_exact &
   done
   wait
-  GVR_SANITIZE=1 GVR_SANITIZE_TIMEOUT=280 step memcheck 0 300 $PYTEST $T/test_gvr_robustness.py \
+  GVR_SANITIZE=1 GVR_SANITIZE_TIMEOUT=300 step memcheck 0 420 $PYTEST $T/test_gvr_robustness.py \
     -k "compute_sanitizer and memcheck"
 ) &
 (
   step suite $LAST 480 $PYTEST $XDIST $T --ignore=$T/test_gvr_fuzz.py --ignore=$T/test_gvr_multi_gpu.py \
     -k "not compute_sanitizer"
-  GVR_SANITIZE=1 GVR_SANITIZE_TIMEOUT=230 step racecheck $LAST 250 $PYTEST $T/test_gvr_robustness.py \
+  GVR_SANITIZE=1 GVR_SANITIZE_TIMEOUT=260 step racecheck $LAST 330 $PYTEST $T/test_gvr_robustness.py \
     -k "compute_sanitizer and racecheck"
   [ "$NGPU" -gt 1 ] && step multi_gpu 0,1 150 $PYTEST $T/test_gvr_multi_gpu.py -k "not nccl"
 ) &

@@ -20,11 +20,11 @@ def test_golden_families(b, n, k, family):
 def test_golden_plan_fields():
     assert route(1, 4111, 4111, 2048) == dispatch.Plan("reg", block=8192, num_warps=16)
     p = route(1, 131075, 131075, 2048)
-    assert (p.family, p.cap, p.aim, p.sample, p.split) == ("split", 8192, 3072, 4096, 33)
+    assert (p.family, p.cap, p.aim, p.sample, p.split) == ("split", 8192, 3072, 2048, 33)
     p = route(512, 16387, 16387, 512)
     assert (p.family, p.cap, p.aim, p.sample, p.split) == ("stream", 8192, 1536, 1024, 2)
     p = route(64, 131075, 131075, 2048)
-    assert (p.family, p.cap, p.aim, p.sample, p.split) == ("stream", 8192, 3072, 4096, 8)
+    assert (p.family, p.cap, p.aim, p.sample, p.split) == ("stream", 8192, 3072, 2048, 8)
     # Every row count keeps the staging split within its bounds (the workspace chunk bounds the programs).
     for b in (33, 64, 100, 256, 257, 512, 4096):
         p = route(b, 262143, 262143, 1024)

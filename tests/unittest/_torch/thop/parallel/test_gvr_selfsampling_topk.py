@@ -390,21 +390,22 @@ def test_host_mirror_of_the_sample_threshold(n, k, gen):
     assert got == want
 
 
-@pytest.fixture
-def small_select_tile(monkeypatch):
-    """The optional smallest select tile (``tuning.SELECT_MIN_TILE`` = 2048 lanes) for one test."""
-    monkeypatch.setattr(tuning, "SELECT_MIN_TILE", 2048)
+@pytest.fixture(params=[2048, 4096], ids=["three_tiles", "two_tiles"])
+def select_min_tile(request, monkeypatch):
+    """``tuning.SELECT_MIN_TILE`` at 2048 lanes (the default: tiles 2048, CAP/2, CAP) and at 4096 (= CAP/2: the
+    two-tile select, kept as a tuning option), so both branches of the select stay tested whatever the default."""
+    monkeypatch.setattr(tuning, "SELECT_MIN_TILE", request.param)
     gvr_topk.clear_launch_cache()
-    yield
+    yield request.param
     monkeypatch.undo()
     gvr_topk.clear_launch_cache()
 
 
 @pytest.mark.parametrize("family", ["split", "stream"])
 @pytest.mark.parametrize("k,gen", [(64, "randn"), (512, "randn"), (512, "ints"), (2048, "randn")])
-def test_small_select_tile_is_exact(small_select_tile, family, k, gen):
-    """With the 2048-lane tile enabled every tile size is reached (K=512 rows aim at ~1536 survivors, K=2048 rows
-    overflow it) and the selection stays exact, values and the tie rule included."""
+def test_select_tiles_are_exact(select_min_tile, family, k, gen):
+    """Every select tile is reached (K=512 rows aim at ~1536 survivors and fit the 2048-lane tile when it is
+    enabled, K=2048 rows overflow it) and the selection stays exact, values and the tie rule included."""
     rows, n = 2, 20000
     x = _poisoned(rows, n, seed=50 + k, gen=gen)
     kv = _kv(rows, n)
