@@ -12,7 +12,10 @@ same rows is timed too. An arm is written as ``/``-separated settings:
 * ``t<N>``: ``SELECT_MIN_TILE`` (smallest select tile, lanes),
 * ``w<N>``: ``SELECT_WARPS`` (warps of the streaming family's select kernel),
 * ``c<N>``: ``CAP_BY_K = ((2048, N),)`` (staging capacity for every K),
-* ``f<N>``: ``AIM_MAX_FRACTION = N / 100`` (the aim's cap as a share of the capacity; ``c4096`` needs ``f75``).
+* ``f<N>``: ``AIM_MAX_FRACTION = N / 100`` (the aim's cap as a share of the capacity; ``c4096`` needs ``f75``),
+* ``p<N>``: ``STREAM_TARGET_PROGRAMS`` (staging programs per chunk of rows: sets the streaming family's split),
+* ``s<N>``: ``STREAM_WARPS`` (warps of the staging kernel),
+* ``i<N>``: ``STREAM_TILE`` (scores per staging loop iteration).
 
 The default arms are NOTES entry 8's (``g8/m2048`` was the setting before it, ``g1/m1024`` the one after).
 Prints a table last and writes ``probe_sample.json`` to ``--out`` after every cell (a run cut short keeps its cells).
@@ -42,7 +45,8 @@ from gvr_topk.bench.data import make_inputs
 from gvr_topk.bench.exact import check_exact_fast
 
 KNOBS = {"g": "SAMPLE_GROUP", "m": "AIM_MARGIN", "a": "SAMPLE_ABOVE", "x": "SAMPLE_MAX", "t": "SELECT_MIN_TILE",
-         "w": "SELECT_WARPS", "c": "CAP_BY_K", "f": "AIM_MAX_FRACTION"}
+         "w": "SELECT_WARPS", "c": "CAP_BY_K", "f": "AIM_MAX_FRACTION", "p": "STREAM_TARGET_PROGRAMS",
+         "s": "STREAM_WARPS", "i": "STREAM_TILE"}
 DEFAULT_ARMS = "g8/m2048,g1/m2048,g1/m1024,g2/m1024"
 DEFAULT_CELLS = ",".join(f"{rows}x{n}x{k}" for n in (16387, 131075, 262143) for rows in (1, 8, 64, 512)
                          for k in (512, 2048) if not (n == 262143 and rows in (8, 512)))

@@ -57,9 +57,11 @@ SAMPLE_GROUP = 1
 #: Scores per loop iteration of the staging kernel, and its warps (register-light: high occupancy).
 STREAM_TILE = 2048
 STREAM_WARPS = 4
-#: Warps of the per-row threshold and selection kernels.
+#: Warps of the per-row threshold and selection kernels. SELECT_WARPS 16 (was 8): faster or equal in every streaming
+#: cell of two probe runs on the H200 (NOTES entry 10; 64 x 131075 -4 to -8%, 512 x 131075 -1%); the select then
+#: compiles to 128 registers per thread instead of 255, one 512-thread program per SM either way.
 THRESHOLD_WARPS = 4
-SELECT_WARPS = 8
+SELECT_WARPS = 16
 #: Staging programs the family aims to launch per chunk (split per row = ceil(this / rows)), and the fewest
 #: scores each should stream. Measured on the H200 (chunks of 256 rows): 64 x 131075 ran as fast at 9 programs per
 #: row as at 17, 512 x 131075 fastest at 2.

@@ -467,3 +467,28 @@ def test_survivor_simulation_script_runs_on_the_host():
     for ln in lines:
         counts = [int(v) for v in re.findall(r"(?:under K|half tile|full tile|over capacity) (\d+)", ln)]
         assert len(counts) == 4 and sum(counts) == 4, ln
+
+
+def test_probe_arm_settings_name_real_tuning_values():
+    """benchmarks/probe_sample.py arms: every knob letter maps to an existing ``gvr_topk.tuning`` name, with the value
+    types the launchers expect; a malformed setting is refused with the accepted forms."""
+    repo = Path(__file__).resolve().parents[5]
+    sys.path.insert(0, str(repo / "benchmarks"))
+    try:
+        import probe_sample
+    finally:
+        sys.path.remove(str(repo / "benchmarks"))
+    from gvr_topk import tuning
+
+    assert all(hasattr(tuning, name) for name in probe_sample.KNOBS.values())
+    arm = probe_sample.parse_arm("g1/m896/c4096/f75/w16/p1024/s8/i4096/t2048/x2048/a32")
+    assert arm == dict(SAMPLE_GROUP=1, AIM_MARGIN=896, CAP_BY_K=((2048, 4096),), AIM_MAX_FRACTION=0.75,
+                       SELECT_WARPS=16, STREAM_TARGET_PROGRAMS=1024, STREAM_WARPS=8, STREAM_TILE=4096,
+                       SELECT_MIN_TILE=2048, SAMPLE_MAX=2048, SAMPLE_ABOVE=32)
+    for bad in ("q4", "w", "g1//m2", "wx"):
+        with pytest.raises(SystemExit, match="expected one of"):
+            probe_sample.parse_arm(bad)
+    saved = tuning.SELECT_WARPS
+    with probe_sample.tuned({"SELECT_WARPS": saved // 2}):
+        assert tuning.SELECT_WARPS == saved // 2
+    assert tuning.SELECT_WARPS == saved
