@@ -15,7 +15,8 @@ same rows is timed too. An arm is written as ``/``-separated settings:
 * ``f<N>``: ``AIM_MAX_FRACTION = N / 100`` (the aim's cap as a share of the capacity; ``c4096`` needs ``f75``),
 * ``p<N>``: ``STREAM_TARGET_PROGRAMS`` (staging programs per chunk of rows: sets the streaming family's split),
 * ``s<N>``: ``STREAM_WARPS`` (warps of the staging kernel),
-* ``i<N>``: ``STREAM_TILE`` (scores per staging loop iteration).
+* ``i<N>``: ``STREAM_TILE`` (scores per staging loop iteration),
+* ``r<0|1>``: ``STAGE_COUNT_FIRST`` (staging reserves once per program after counting its share).
 
 The default arms are NOTES entry 8's (``g8/m2048`` was the setting before it, ``g1/m1024`` the one after).
 Prints a table last and writes ``probe_sample.json`` to ``--out`` after every cell (a run cut short keeps its cells).
@@ -46,7 +47,9 @@ from gvr_topk.bench.exact import check_exact_fast
 
 KNOBS = {"g": "SAMPLE_GROUP", "m": "AIM_MARGIN", "a": "SAMPLE_ABOVE", "x": "SAMPLE_MAX", "t": "SELECT_MIN_TILE",
          "w": "SELECT_WARPS", "c": "CAP_BY_K", "f": "AIM_MAX_FRACTION", "p": "STREAM_TARGET_PROGRAMS",
-         "s": "STREAM_WARPS", "i": "STREAM_TILE"}
+         "s": "STREAM_WARPS", "i": "STREAM_TILE", "r": "STAGE_COUNT_FIRST"}
+#: Settings whose tuning value is not the integer itself.
+_VALUE = {"c": lambda v: ((2048, v),), "f": lambda v: v / 100, "r": bool}
 DEFAULT_ARMS = "g8/m2048,g1/m2048,g1/m1024,g2/m1024"
 DEFAULT_CELLS = ",".join(f"{rows}x{n}x{k}" for n in (16387, 131075, 262143) for rows in (1, 8, 64, 512)
                          for k in (512, 2048) if not (n == 262143 and rows in (8, 512)))
@@ -59,8 +62,7 @@ def parse_arm(spec: str) -> dict:
         if not part or part[0] not in KNOBS or not part[1:].isdigit():
             raise SystemExit(f"probe_sample: arm setting {part!r} of {spec!r}: expected one of "
                              f"{', '.join(k + '<int>' for k in KNOBS)}")
-        v = int(part[1:])
-        out[KNOBS[part[0]]] = ((2048, v),) if part[0] == "c" else v / 100 if part[0] == "f" else v
+        out[KNOBS[part[0]]] = _VALUE.get(part[0], int)(int(part[1:]))
     return out
 
 

@@ -68,6 +68,10 @@ SELECT_WARPS = 16
 STREAM_TARGET_PROGRAMS = 512
 STREAM_MIN_CHUNK = 4096
 STREAM_SPLIT_MAX = 64
+#: Staging with one atomic per program (count the share, reserve, write on a second read) instead of one per tile.
+#: Not yet measured on the H200 (off): predicted to halve the staging pass at 512 x 131075 (NOTES entry 11, the
+#: probe's ``r1`` arm A/Bs it).
+STAGE_COUNT_FIRST = False
 #: Rows per launch chunk: bounds the workspace (CHUNK x CAP staging slots) whatever the batch.
 STREAM_CHUNK_ROWS = 256
 

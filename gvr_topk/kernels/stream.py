@@ -29,6 +29,7 @@ from ._common import _row_length
 from ._common import _sample_rank
 from ._common import _sample_threshold
 from ._common import _stage_share
+from ._common import _stage_share_reserved
 
 
 @triton.jit
@@ -58,10 +59,11 @@ def _gvr_stage_kernel(
     row0, n_bound, row_stride, out_stride, val_stride,
     n_uniform, next_n, cr_shift,
     K: tl.constexpr, KB: tl.constexpr, TILE: tl.constexpr, CAP: tl.constexpr,
-    SPLIT: tl.constexpr, VARLEN: tl.constexpr, HAS_VALUES: tl.constexpr,
+    SPLIT: tl.constexpr, VARLEN: tl.constexpr, HAS_VALUES: tl.constexpr, COUNT_FIRST: tl.constexpr,
 ):
     """Verify for rows ``row0 + program_id(1)``: every program of a row stages the survivors of its share against
-    the row's threshold; the row's counter ends up holding the exact survivor count."""
+    the row's threshold; the row's counter ends up holding the exact survivor count. COUNT_FIRST: count the share,
+    reserve once, then write (two reads, one atomic per program) instead of one atomic per tile."""
     part = tl.program_id(0)
     local = tl.program_id(1)
     row = row0 + local
@@ -79,7 +81,10 @@ def _gvr_stage_kernel(
         end = tl.minimum(start + share, n)
         slot_keys = ws_keys_ptr + local.to(tl.int64) * CAP
         slot_cols = ws_cols_ptr + local.to(tl.int64) * CAP
-        _stage_share(row_ptr, start, end, thr, ws_count_ptr + local, slot_keys, slot_cols, CAP, TILE)
+        if COUNT_FIRST:
+            _stage_share_reserved(row_ptr, start, end, thr, ws_count_ptr + local, slot_keys, slot_cols, CAP, TILE)
+        else:
+            _stage_share(row_ptr, start, end, thr, ws_count_ptr + local, slot_keys, slot_cols, CAP, TILE)
 
 
 @triton.jit

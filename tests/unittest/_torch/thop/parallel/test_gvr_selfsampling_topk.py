@@ -448,6 +448,45 @@ def test_retry_ladder_after_a_misleading_sample(family, hint):
         assert (ws.view(torch.int32)[:at_rest] == 0).all()
 
 
+@pytest.fixture(params=[False, True], ids=["atomic_per_tile", "count_first"])
+def stage_count_first(request, monkeypatch):
+    """Both staging forms of the streaming family (``tuning.STAGE_COUNT_FIRST``)."""
+    monkeypatch.setattr(tuning, "STAGE_COUNT_FIRST", request.param)
+    gvr_topk.clear_launch_cache()
+    yield request.param
+    monkeypatch.undo()
+    gvr_topk.clear_launch_cache()
+
+
+@pytest.mark.parametrize("k", [512, 2048])
+def test_staging_forms_are_exact(stage_count_first, k):
+    """The streaming family with several staging programs per row (n = 20000: 4 shares), each staging form, on rows
+    that take every outcome of a staging: ordinary survivors, ties at the threshold, more survivors than the slot
+    holds (the counter must still end at the exact count, the exact path runs), fewer than K (the retry ladder),
+    a short row (n <= K) and an empty one; twice on one workspace, whose counters must be back at zero."""
+    n = 20000
+    plan = gvr_topk.dispatch.plan_for("stream", 6, n, n, k)
+    assert plan.split > 1
+    sampled = reference.sample_columns(n, plan.sample, tuning.SAMPLE_GROUP)
+    g = torch.Generator().manual_seed(60 + k)
+    ordinary = torch.randn(n, generator=g)
+    ties = torch.randint(-3, 4, (n,), generator=g).float()
+    overflow = torch.rand(n, generator=g) + 1.0  # the sampled columns hold the row's smallest scores
+    overflow[sampled] = -10.0 - torch.arange(sampled.numel(), dtype=torch.float32) * 1e-3
+    x = torch.stack([ordinary, ties, overflow, _sample_fooling_row(n, k, seed=61), torch.randn(n, generator=g),
+                     torch.randn(n, generator=g)]).to(DEV)
+    kv = torch.tensor([n, n, n, n, k - 3, 0], dtype=torch.int32, device=DEV)
+    x[4, k - 3:] = POISON
+    x[5, :] = POISON
+    ws = torch.zeros(gvr_topk.workspace_bytes(6, k), dtype=torch.uint8, device=DEV)
+    for _ in range(2):
+        idx = torch.full((6, k), -7, dtype=torch.int32, device=DEV)
+        val = torch.full((6, k), 7.0, device=DEV)
+        gvr_topk.run_varlen(x, None, kv, idx, values=val, workspace=ws, family="stream")
+        _assert_exact(x, idx, kv, val)
+        assert (ws.view(torch.int32)[:6] == 0).all()
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Guards: every bad argument is named, and nothing is written
 # ---------------------------------------------------------------------------------------------------------------
