@@ -324,6 +324,15 @@ def _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, 
 
 
 @triton.jit
+def _tile_survivors(row_ptr, s, end, thr, offs):
+    """Columns ``s + offs`` of a share ending at ``end``: their order keys and which of them survive ``thr``."""
+    cols = s + offs
+    live = cols < end
+    keys = _order_key(tl.load(row_ptr + cols, mask=live, other=0.0).to(tl.float32))
+    return cols, keys, live & (keys >= thr)
+
+
+@triton.jit
 def _stage_share(row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP: tl.constexpr, TILE: tl.constexpr):
     """Stage every score of columns [start, end) with key >= thr (thr >= 1) as (key, column) into the row's slot,
     reserving positions with one atomic per tile on the row's counter ``count_ptr`` (several programs may stage
@@ -333,10 +342,7 @@ def _stage_share(row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP:
     row, and issuing the next tile's load before this tile's work (manual prefetch) gained nothing."""
     offs = tl.arange(0, TILE)
     for s in range(start, end, TILE):
-        cols = s + offs
-        live = cols < end
-        keys = _order_key(tl.load(row_ptr + cols, mask=live, other=0.0).to(tl.float32))
-        surv = live & (keys >= thr)
+        cols, keys, surv = _tile_survivors(row_ptr, s, end, thr, offs)
         c = tl.sum(surv.to(tl.int32), 0)
         if c > 0:
             base = tl.atomic_add(count_ptr, c, sem="relaxed")
@@ -357,24 +363,19 @@ def _stage_share_reserved(row_ptr, start, end, thr, count_ptr, slot_keys, slot_c
     offs = tl.arange(0, TILE)
     acc = tl.zeros([TILE], tl.int32)
     for s in range(start, end, TILE):
-        cols = s + offs
-        live = cols < end
-        keys = _order_key(tl.load(row_ptr + cols, mask=live, other=0.0).to(tl.float32))
-        acc += (live & (keys >= thr)).to(tl.int32)
+        _, _, surv = _tile_survivors(row_ptr, s, end, thr, offs)
+        acc += surv.to(tl.int32)
     total = tl.sum(acc, 0)
     if total > 0:
         base = tl.atomic_add(count_ptr, total, sem="relaxed")
         for s in range(start, end, TILE):
             if base < CAP:  # past the capacity nothing more is staged (the counter already holds the exact count)
-                cols = s + offs
-                live = cols < end
-                keys = _order_key(tl.load(row_ptr + cols, mask=live, other=0.0).to(tl.float32))
-                surv = (live & (keys >= thr)).to(tl.int32)
-                pos = base + tl.cumsum(surv, 0) - 1
-                keep = (surv > 0) & (pos < CAP)
+                cols, keys, surv = _tile_survivors(row_ptr, s, end, thr, offs)
+                pos = base + tl.cumsum(surv.to(tl.int32), 0) - 1
+                keep = surv & (pos < CAP)
                 tl.store(slot_keys + pos, keys.to(tl.int32, bitcast=True), mask=keep)
                 tl.store(slot_cols + pos, cols, mask=keep)
-                base += tl.sum(surv, 0)
+                base += tl.sum(surv.to(tl.int32), 0)
 
 
 @triton.jit
