@@ -10,13 +10,14 @@ PROVENANCE = {
               "SMs; streaming families (capacity, aim, tiles, warps, split, chunk): measured on the H200 with "
               "benchmarks/probe_stream2.py on the benchmark's decode data (benchmarks/NOTES.md, entries 4-6); "
               "sample group and aim margin: host simulation of the sample threshold on the benchmark's decode rows, "
-              "then benchmarks/probe_sample.py and the quick benchmark on the H200 (NOTES entry 8); sample size cap and "
-              "smallest select tile: benchmarks/probe_sample.py on the H200, one process, 6 arms x 8 cells (NOTES "
-              "entry 10)",
+              "then benchmarks/probe_sample.py and the quick benchmark on the H200 (NOTES entry 8); sample size cap, "
+              "smallest select tile and select warps: benchmarks/probe_sample.py on the H200 (two runs, one process "
+              "each, NOTES entry 10); staging programs, warps and tile re-checked the same way (entry 11)",
     "gpu": "NVIDIA H200 (132 SMs, 60 MB L2), driver 580.159.04, torch 2.11, Triton 3.6",
     "date": "2026-11-30",
     "command": "python benchmarks/probe_stream2.py --quick; python benchmarks/probe_primitives.py; "
-               "python benchmarks/probe_sample.py; python benchmarks/bench_gvr_topk.py --quick",
+               "python benchmarks/probe_sample.py --arms ... --cells ... (the arms and cells of NOTES entries 10-11); "
+               "python benchmarks/bench_gvr_topk.py --quick",
 }
 
 #: SM count the thresholds are written for (H200). ``route`` scales by the real count when it is given.
