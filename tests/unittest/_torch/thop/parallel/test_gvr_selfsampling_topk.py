@@ -390,15 +390,21 @@ def test_host_mirror_of_the_sample_threshold(n, k, gen):
     assert got == want
 
 
+def _tuning_value(monkeypatch, name, value):
+    """Fixture body: one ``gvr_topk.tuning`` value replaced for a test; prepared launches are dropped before and
+    after, so plans and launch arguments are rebuilt with it and without it."""
+    monkeypatch.setattr(tuning, name, value)
+    gvr_topk.clear_launch_cache()
+    yield value
+    monkeypatch.undo()
+    gvr_topk.clear_launch_cache()
+
+
 @pytest.fixture(params=[2048, 4096], ids=["three_tiles", "two_tiles"])
 def select_min_tile(request, monkeypatch):
     """``tuning.SELECT_MIN_TILE`` at 2048 lanes (the default: tiles 2048, CAP/2, CAP) and at 4096 (= CAP/2: the
     two-tile select, kept as a tuning option), so both branches of the select stay tested whatever the default."""
-    monkeypatch.setattr(tuning, "SELECT_MIN_TILE", request.param)
-    gvr_topk.clear_launch_cache()
-    yield request.param
-    monkeypatch.undo()
-    gvr_topk.clear_launch_cache()
+    yield from _tuning_value(monkeypatch, "SELECT_MIN_TILE", request.param)
 
 
 @pytest.mark.parametrize("family", ["split", "stream"])
@@ -451,11 +457,7 @@ def test_retry_ladder_after_a_misleading_sample(family, hint):
 @pytest.fixture(params=[False, True], ids=["atomic_per_tile", "count_first"])
 def stage_count_first(request, monkeypatch):
     """Both staging forms of the streaming family (``tuning.STAGE_COUNT_FIRST``)."""
-    monkeypatch.setattr(tuning, "STAGE_COUNT_FIRST", request.param)
-    gvr_topk.clear_launch_cache()
-    yield request.param
-    monkeypatch.undo()
-    gvr_topk.clear_launch_cache()
+    yield from _tuning_value(monkeypatch, "STAGE_COUNT_FIRST", request.param)
 
 
 @pytest.mark.parametrize("k", [512, 2048])
