@@ -16,7 +16,10 @@ same rows is timed too. An arm is written as ``/``-separated settings:
 * ``p<N>``: ``STREAM_TARGET_PROGRAMS`` (staging programs per chunk of rows: sets the streaming family's split),
 * ``s<N>``: ``STREAM_WARPS`` (warps of the staging kernel),
 * ``i<N>``: ``STREAM_TILE`` (scores per staging loop iteration),
-* ``r<0|1>``: ``STAGE_COUNT_FIRST`` (staging reserves once per program after counting its share).
+* ``r<0|1>``: ``STAGE_COUNT_FIRST`` (staging reserves once per program after counting its share),
+* ``q<N>``: ``SPLIT_TARGET_PROGRAMS`` (programs of a split launch, all rows together),
+* ``u<N>``: ``SPLIT_MAX_ROWS`` (most rows routed to the split family; at most ``SPLIT_FORCED_MAX_ROWS``),
+* ``k<N>``: ``SPLIT_MIN_CHUNK`` (fewest scores per split program).
 
 The default arms are NOTES entry 8's (``g8/m2048`` was the setting before it, ``g1/m1024`` the one after).
 Prints a table last and writes ``probe_sample.json`` to ``--out`` after every cell (a run cut short keeps its cells).
@@ -47,7 +50,8 @@ from gvr_topk.bench.exact import check_exact_fast
 
 KNOBS = {"g": "SAMPLE_GROUP", "m": "AIM_MARGIN", "a": "SAMPLE_ABOVE", "x": "SAMPLE_MAX", "t": "SELECT_MIN_TILE",
          "w": "SELECT_WARPS", "c": "CAP_BY_K", "f": "AIM_MAX_FRACTION", "p": "STREAM_TARGET_PROGRAMS",
-         "s": "STREAM_WARPS", "i": "STREAM_TILE", "r": "STAGE_COUNT_FIRST"}
+         "s": "STREAM_WARPS", "i": "STREAM_TILE", "r": "STAGE_COUNT_FIRST", "q": "SPLIT_TARGET_PROGRAMS",
+         "u": "SPLIT_MAX_ROWS", "k": "SPLIT_MIN_CHUNK"}
 #: Settings whose tuning value is not the integer itself.
 _VALUE = {"c": lambda v: ((2048, v),), "f": lambda v: v / 100, "r": bool}
 DEFAULT_ARMS = "g8/m2048,g1/m2048,g1/m1024,g2/m1024"
@@ -125,13 +129,15 @@ def main() -> int:
     for rows, n, k in cells:
         inp = make_inputs(Case("grid", rows, n, k), k_max=2048, device=dev)
         x, kv = inp.logits, inp.kv_lens
-        rec = dict(rows=rows, n=n, k=k, family=gvr_topk.route(rows, n, n, k).family, us={}, exact={})
+        rec = dict(rows=rows, n=n, k=k, family=gvr_topk.route(rows, n, n, k).family, us={}, exact={}, plan={})
         torch.topk(x, k, dim=1, sorted=False)
         g, _ = timing.capture(lambda: torch.topk(x, k, dim=1, sorted=False))
         rec["us"]["torch"] = round(timing.time_graph(g, flush, args.reps).median_us, 2)
         for spec, values in arms.items():
             idx = torch.empty(rows, k, dtype=torch.int32, device=dev)
             with tuned(values):
+                p = gvr_topk.route(rows, n, n, k)
+                rec["plan"][spec] = f"{p.family}/split{p.split}/w{p.num_warps}"
                 call = lambda: gvr_topk.run_varlen(x, None, kv, idx, max_seq_len=n)  # noqa: E731
                 call()
                 g, _ = timing.capture(call)

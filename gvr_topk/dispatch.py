@@ -83,9 +83,10 @@ def _stream_params(n: int, k: int):
 
 
 def _split_factor(b: int, n: int, num_sms: int) -> int:
+    # At most the target in all (rounded down): a split program holds a whole SM (its select's registers), so one
+    # program past a multiple of the SM count starts a second wave that waits for the first.
     target = tuning.SPLIT_TARGET_PROGRAMS * num_sms // tuning.DEFAULT_NUM_SMS
-    r = -(-target // b)
-    r = min(r, -(-n // tuning.SPLIT_MIN_CHUNK), tuning.SPLIT_MAX)
+    r = min(target // b, -(-n // tuning.SPLIT_MIN_CHUNK), tuning.SPLIT_MAX)
     return max(r, tuning.SPLIT_MIN)
 
 
