@@ -19,7 +19,8 @@ same rows is timed too. An arm is written as ``/``-separated settings:
 * ``r<0|1>``: ``STAGE_COUNT_FIRST`` (staging reserves once per program after counting its share),
 * ``q<N>``: ``SPLIT_TARGET_PROGRAMS`` (programs of a split launch, all rows together),
 * ``u<N>``: ``SPLIT_MAX_ROWS`` (most rows routed to the split family; at most ``SPLIT_FORCED_MAX_ROWS``),
-* ``k<N>``: ``SPLIT_MIN_CHUNK`` (fewest scores per split program).
+* ``k<N>``: ``SPLIT_MIN_CHUNK`` (fewest scores per split program),
+* ``n<N>``: ``SELECT_MAXNREG`` (register cap per thread of the streaming family's select; 0 = none).
 
 The default arms are NOTES entry 8's (``g8/m2048`` was the setting before it, ``g1/m1024`` the one after).
 Prints a table last and writes ``probe_sample.json`` to ``--out`` after every cell (a run cut short keeps its cells).
@@ -51,7 +52,7 @@ from gvr_topk.bench.exact import check_exact_fast
 KNOBS = {"g": "SAMPLE_GROUP", "m": "AIM_MARGIN", "a": "SAMPLE_ABOVE", "x": "SAMPLE_MAX", "t": "SELECT_MIN_TILE",
          "w": "SELECT_WARPS", "c": "CAP_BY_K", "f": "AIM_MAX_FRACTION", "p": "STREAM_TARGET_PROGRAMS",
          "s": "STREAM_WARPS", "i": "STREAM_TILE", "r": "STAGE_COUNT_FIRST", "q": "SPLIT_TARGET_PROGRAMS",
-         "u": "SPLIT_MAX_ROWS", "k": "SPLIT_MIN_CHUNK"}
+         "u": "SPLIT_MAX_ROWS", "k": "SPLIT_MIN_CHUNK", "n": "SELECT_MAXNREG"}
 #: Settings whose tuning value is not the integer itself.
 _VALUE = {"c": lambda v: ((2048, v),), "f": lambda v: v / 100, "r": bool}
 DEFAULT_ARMS = "g8/m2048,g1/m2048,g1/m1024,g2/m1024"

@@ -63,6 +63,10 @@ STREAM_WARPS = 4
 #: compiles to 128 registers per thread instead of 255, one 512-thread program per SM either way.
 THRESHOLD_WARPS = 4
 SELECT_WARPS = 16
+#: Register cap per thread of the select kernel (0: the compiler's choice). Compiled on the H200 (Triton 3.6) the
+#: select takes 128 registers at 16 warps, so one program fills an SM's register file and a 256-row chunk runs in two
+#: waves. Not measured yet (probe setting ``n``).
+SELECT_MAXNREG = 0
 #: Staging programs the family aims to launch per chunk (split per row = ceil(this / rows)), and the fewest
 #: scores each should stream. Measured on the H200 (chunks of 256 rows): 64 x 131075 ran as fast at 9 programs per
 #: row as at 17, 512 x 131075 fastest at 2.
@@ -80,10 +84,16 @@ STREAM_CHUNK_ROWS = 256
 #: Split a row over several programs only up to this many rows (beyond, one program per row saturates the GPU).
 SPLIT_MAX_ROWS = 32
 #: Programs the split family aims to launch in total (all rows together).
-SPLIT_TARGET_PROGRAMS = 2 * DEFAULT_NUM_SMS
-#: Bounds on programs per row, and the fewest scores each program should stream.
+#: One per SM (was 2 per SM): a split program compiles to 128 registers x 16 warps or 255 x 8, so one program fills
+#: an SM and every program past the SM count waits for a first-wave program to finish. Measured on the H200
+#: (probe_sample.py arm ``q132``, NOTES entry 12): 8 x 131075 K=2048 57.1 -> 42.6 us, 16 rows 65.4 -> 53.7, 32 rows
+#: 96.2 -> 77.6; 1 row and n = 16387 unchanged.
+SPLIT_TARGET_PROGRAMS = DEFAULT_NUM_SMS
+#: Bounds on programs per row, and the fewest scores each program should stream. SPLIT_MIN_CHUNK 2048 (was 4096):
+#: one tile per program where the SMs allow it; measured with ``q132/k2048`` (entry 12) 1 x 131075 K=2048 33.7 ->
+#: 32.2 us, 8 x 16387 K=2048 27.9 -> 25.8 us, the other split cells within 0.4 us.
 SPLIT_MIN, SPLIT_MAX = 2, 64
-SPLIT_MIN_CHUNK = 4096
+SPLIT_MIN_CHUNK = 2048
 SPLIT_TILE = 2048
 #: Warps per split program: 8, or 16 for rows longer than SPLIT_LONG_N (measured on the H200: at 1 x 131075,
 #: K=2048 16 warps take 50 us against 66 us with 8; at n = 16387 8 warps are faster, 23.9 against 28.3 us).

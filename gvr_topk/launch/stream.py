@@ -17,7 +17,7 @@ from ..kernels import stream as _kernels
 #: Pointer arguments this family takes from the workspace, in launch order.
 WORKSPACE_ARGS = ("ws_count_ptr", "ws_thr_ptr", "ws_keys_ptr", "ws_cols_ptr")
 #: Arguments of the composite launch that are not kernel arguments (how the three launches are shaped).
-_SHAPE_ARGS = ("num_rows", "chunk_rows", "stage_warps", "threshold_warps", "select_warps")
+_SHAPE_ARGS = ("num_rows", "chunk_rows", "stage_warps", "threshold_warps", "select_warps", "select_maxnreg")
 
 
 def _param_names(kernel) -> tuple:
@@ -59,11 +59,13 @@ class StreamLaunch:
         a_stage = {k: v for k, v in kw.items() if k in n_stage}
         a_select = {k: v for k, v in kw.items() if k in n_select}
         split = kw["SPLIT"]
+        # A register cap on the select (0: none) trades spills for more resident programs per SM.
+        cap = dict(maxnreg=kw["select_maxnreg"]) if kw["select_maxnreg"] else {}
         for row0 in range(0, rows, chunk):
             m = min(chunk, rows - row0)
             threshold[(m,)](row0=row0, num_warps=warps[0], **a_thr)
             stage[(split, m)](row0=row0, num_warps=warps[1], **a_stage)
-            select[(m,)](row0=row0, num_warps=warps[2], **a_select)
+            select[(m,)](row0=row0, num_warps=warps[2], **a_select, **cap)
 
 
 _LAUNCH = None
@@ -87,7 +89,8 @@ def family_kwargs(plan: Plan, rows: int) -> dict:
     return dict(aim=plan.aim, TILE=plan.block, CAP=plan.cap, SAMPLE=plan.sample, SAMPLE_GROUP=tuning.SAMPLE_GROUP,
                 MIN_TILE=tuning.SELECT_MIN_TILE, SPLIT=plan.split, COUNT_FIRST=tuning.STAGE_COUNT_FIRST,
                 num_rows=rows, chunk_rows=tuning.STREAM_CHUNK_ROWS,
-                stage_warps=plan.num_warps, threshold_warps=tuning.THRESHOLD_WARPS, select_warps=tuning.SELECT_WARPS)
+                stage_warps=plan.num_warps, threshold_warps=tuning.THRESHOLD_WARPS, select_warps=tuning.SELECT_WARPS,
+                select_maxnreg=tuning.SELECT_MAXNREG)
 
 
 def workspace_kwargs(plan: Plan, rows: int, workspace) -> dict:

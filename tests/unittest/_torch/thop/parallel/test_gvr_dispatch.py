@@ -20,7 +20,9 @@ def test_golden_families(b, n, k, family):
 def test_golden_plan_fields():
     assert route(1, 4111, 4111, 2048) == dispatch.Plan("reg", block=8192, num_warps=16)
     p = route(1, 131075, 131075, 2048)
-    assert (p.family, p.cap, p.aim, p.sample, p.split) == ("split", 8192, 3072, 2048, 33)
+    assert (p.family, p.cap, p.aim, p.sample, p.split) == ("split", 8192, 3072, 2048, 64)
+    assert route(8, 131075, 131075, 2048).split == 16 and route(32, 131075, 131075, 512).split == 4
+    assert route(8, 16387, 16387, 2048).split == 9  # one program per 2048-score tile
     p = route(512, 16387, 16387, 512)
     assert (p.family, p.cap, p.aim, p.sample, p.split) == ("stream", 8192, 1536, 1024, 2)
     p = route(64, 131075, 131075, 2048)
@@ -43,6 +45,16 @@ def test_split_threshold_both_sides():
     assert route(t - 1, n, n, 512).family == "split"
     assert route(t, n, n, 512).family == "split"
     assert route(t + 1, n, n, 512).family == "stream"
+
+
+def test_split_launch_fits_one_wave():
+    # A split program fills an SM (tuning.SPLIT_TARGET_PROGRAMS): the launch stays within the target whenever
+    # SPLIT_MIN programs per row allow it.
+    for num_sms in (None, 78, 132, 264):
+        target = tuning.SPLIT_TARGET_PROGRAMS * (num_sms or tuning.DEFAULT_NUM_SMS) // tuning.DEFAULT_NUM_SMS
+        for b in range(1, tuning.SPLIT_MAX_ROWS + 1):
+            p = route(b, 262143, 262143, 2048, num_sms=num_sms)
+            assert p.split * b <= target or p.split == tuning.SPLIT_MIN, (b, num_sms, p.split)
 
 
 def test_capacity_thresholds():
