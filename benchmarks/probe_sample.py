@@ -16,11 +16,12 @@ same rows is timed too. An arm is written as ``/``-separated settings:
 * ``p<N>``: ``STREAM_TARGET_PROGRAMS`` (staging programs per chunk of rows: sets the streaming family's split),
 * ``s<N>``: ``STREAM_WARPS`` (warps of the staging kernel),
 * ``i<N>``: ``STREAM_TILE`` (scores per staging loop iteration),
-* ``r<0|1>``: ``STAGE_COUNT_FIRST`` (staging reserves once per program after counting its share),
 * ``q<N>``: ``SPLIT_TARGET_PROGRAMS`` (programs of a split launch, all rows together),
 * ``u<N>``: ``SPLIT_MAX_ROWS`` (most rows routed to the split family; at most ``SPLIT_FORCED_MAX_ROWS``),
 * ``k<N>``: ``SPLIT_MIN_CHUNK`` (fewest scores per split program),
-* ``n<N>``: ``SELECT_MAXNREG`` (register cap per thread of the streaming family's select; 0 = none).
+* ``n<N>``: ``SELECT_MANY_MAXNREG`` (register cap per thread of the select past one wave; 0 = none),
+* ``v<N>``: ``SELECT_MANY_WARPS`` (warps of that select),
+* ``y<N>``: ``SPLIT_SHORT_MAX_N`` (longest rows that go to ``split`` up to ``SPLIT_MAX_ROWS_SHORT`` rows).
 
 The default arms are NOTES entry 8's (``g8/m2048`` was the setting before it, ``g1/m1024`` the one after).
 Prints a table last and writes ``probe_sample.json`` to ``--out`` after every cell (a run cut short keeps its cells).
@@ -51,10 +52,11 @@ from gvr_topk.bench.exact import check_exact_fast
 
 KNOBS = {"g": "SAMPLE_GROUP", "m": "AIM_MARGIN", "a": "SAMPLE_ABOVE", "x": "SAMPLE_MAX", "t": "SELECT_MIN_TILE",
          "w": "SELECT_WARPS", "c": "CAP_BY_K", "f": "AIM_MAX_FRACTION", "p": "STREAM_TARGET_PROGRAMS",
-         "s": "STREAM_WARPS", "i": "STREAM_TILE", "r": "STAGE_COUNT_FIRST", "q": "SPLIT_TARGET_PROGRAMS",
-         "u": "SPLIT_MAX_ROWS", "k": "SPLIT_MIN_CHUNK", "n": "SELECT_MAXNREG"}
+         "s": "STREAM_WARPS", "i": "STREAM_TILE", "q": "SPLIT_TARGET_PROGRAMS",
+         "u": "SPLIT_MAX_ROWS", "k": "SPLIT_MIN_CHUNK", "n": "SELECT_MANY_MAXNREG",
+         "v": "SELECT_MANY_WARPS", "y": "SPLIT_SHORT_MAX_N"}
 #: Settings whose tuning value is not the integer itself.
-_VALUE = {"c": lambda v: ((2048, v),), "f": lambda v: v / 100, "r": bool}
+_VALUE = {"c": lambda v: ((2048, v),), "f": lambda v: v / 100}
 DEFAULT_ARMS = "g8/m2048,g1/m2048,g1/m1024,g2/m1024"
 DEFAULT_CELLS = ",".join(f"{rows}x{n}x{k}" for n in (16387, 131075, 262143) for rows in (1, 8, 64, 512)
                          for k in (512, 2048) if not (n == 262143 and rows in (8, 512)))

@@ -33,6 +33,10 @@ class Plan:
         Scores sampled per row to place the threshold (streaming families).
     split : int
         Programs per row: ``split`` (all of them), ``stream`` (its staging kernel); 1 for ``reg``.
+    select_warps : int
+        ``stream``: warps of the per-row select kernel (0 for the other families).
+    select_maxnreg : int
+        ``stream``: register cap per thread of the select kernel, 0 for none.
     """
 
     family: str
@@ -42,6 +46,8 @@ class Plan:
     aim: int = 0
     sample: int = 0
     split: int = 1
+    select_warps: int = 0
+    select_maxnreg: int = 0
 
 
 def _pow2_ceil(x: int) -> int:
@@ -126,8 +132,12 @@ def plan_for(family: str, b: int, n: int, npad: int, k: int, *, num_sms: Optiona
         chunk = min(b, tuning.STREAM_CHUNK_ROWS)
         split = min(-(-tuning.STREAM_TARGET_PROGRAMS // chunk), max(n // tuning.STREAM_MIN_CHUNK, 1),
                     tuning.STREAM_SPLIT_MAX)
+        # A select program fills an SM: a chunk with more rows than SMs runs two smaller programs per SM instead.
+        many = chunk > num_sms
         return Plan("stream", block=tuning.STREAM_TILE, num_warps=tuning.STREAM_WARPS, cap=cap, aim=aim,
-                    sample=sample, split=max(split, 1))
+                    sample=sample, split=max(split, 1),
+                    select_warps=tuning.SELECT_MANY_WARPS if many else tuning.SELECT_WARPS,
+                    select_maxnreg=tuning.SELECT_MANY_MAXNREG if many else 0)
     if family == "split":
         if b > tuning.SPLIT_FORCED_MAX_ROWS:
             raise ValueError(f"family='split' serves at most {tuning.SPLIT_FORCED_MAX_ROWS} rows per launch (its "
@@ -159,13 +169,14 @@ def route(b: int, n: int, npad: int, k: int, *, num_sms: Optional[int] = None) -
     -------
     Plan
         ``plan.family`` is ``"reg"`` when the row fits one program's registers, ``"split"`` for few long rows
-        (several programs per row, so a small batch still fills the GPU), else ``"stream"``.
+        (several programs per row, so a small batch still fills the GPU; up to ``tuning.SPLIT_MAX_ROWS`` rows, or
+        ``tuning.SPLIT_MAX_ROWS_SHORT`` rows of at most ``tuning.SPLIT_SHORT_MAX_N`` columns), else ``"stream"``.
     """
     _check(b, n, npad, k)
     n_eff = min(max(n, k + 1), npad) if npad > k else npad
     if n_eff <= tuning.REG_MAX_N:
         family = "reg"
-    elif b <= tuning.SPLIT_MAX_ROWS:
+    elif b <= tuning.SPLIT_MAX_ROWS or (b <= tuning.SPLIT_MAX_ROWS_SHORT and n_eff <= tuning.SPLIT_SHORT_MAX_N):
         family = "split"
     else:
         family = "stream"

@@ -12,7 +12,9 @@ PROVENANCE = {
               "sample group and aim margin: host simulation of the sample threshold on the benchmark's decode rows, "
               "then benchmarks/probe_sample.py and the quick benchmark on the H200 (NOTES entry 8); sample size cap, "
               "smallest select tile and select warps: benchmarks/probe_sample.py on the H200 (two runs, one process "
-              "each, NOTES entry 10); staging programs, warps and tile re-checked the same way (entry 11)",
+              "each, NOTES entry 10); staging programs, warps and tile re-checked the same way (entry 11); split "
+              "programs, one-warp staging, the select's register cap past one wave and the split family at 64 "
+              "short rows: probe_sample.py, session 5 (entry 12)",
     "gpu": "NVIDIA H200 (132 SMs, 60 MB L2), driver 580.159.04, torch 2.11, Triton 3.6",
     "date": "2026-11-30",
     "command": "python benchmarks/probe_stream2.py --quick; python benchmarks/probe_primitives.py; "
@@ -55,34 +57,46 @@ SAMPLE_MIN, SAMPLE_MAX = 512, 2048
 SAMPLE_GROUP = 1
 
 # --- streaming family (three kernels: threshold, stage, select) -------------------------------------
-#: Scores per loop iteration of the staging kernel, and its warps (register-light: high occupancy).
-STREAM_TILE = 2048
-STREAM_WARPS = 4
+#: Scores per loop iteration of the staging kernel, and its warps. One warp per program (was 4 warps, 2048-score
+#: tiles): the per-tile block reduction, atomic and scan then need no barrier across warps, so the many resident
+#: one-warp programs drift apart and hide each other's load latency. Measured on the H200 (probe_sample.py arm
+#: ``s1/i1024/p2048``, NOTES entry 12): 512 x 131075 K=2048 445 -> 320 us, K=512 308 -> 258, 64 x 131075 86.5 ->
+#: 68.6, 512 x 16387 148.6 -> 139.4; 2-warp programs and 512-score tiles were slower at 131075 columns.
+STREAM_TILE = 1024
+STREAM_WARPS = 1
 #: Warps of the per-row threshold and selection kernels. SELECT_WARPS 16 (was 8): faster or equal in every streaming
 #: cell of two probe runs on the H200 (NOTES entry 10; 64 x 131075 -4 to -8%, 512 x 131075 -1%); the select then
 #: compiles to 128 registers per thread instead of 255, one 512-thread program per SM either way.
 THRESHOLD_WARPS = 4
 SELECT_WARPS = 16
-#: Register cap per thread of the select kernel (0: the compiler's choice). Compiled on the H200 (Triton 3.6) the
-#: select takes 128 registers at 16 warps, so one program fills an SM's register file and a 256-row chunk runs in two
-#: waves. Not measured yet (probe setting ``n``).
-SELECT_MAXNREG = 0
+#: Select kernel of a chunk with more rows than SMs (two waves of one program per SM otherwise): 8 warps capped at
+#: 128 registers per thread (spilling), so two programs share an SM. Measured on the H200 (arm ``w8/n128``, entry
+#: 12): 512 x 16387 K=2048 147.0 -> 126.6 us, K=512 110.9 -> 94.7, 512 x 131075 K=2048 443 -> 423; at 64 rows
+#: (one wave) it lost 86.1 -> 91.1, hence only past the SM count. 4 warps uncapped lost.
+SELECT_MANY_WARPS = 8
+SELECT_MANY_MAXNREG = 128
+#: Scores per loop iteration of the single-program passes of the retry ladder (restaging, the exact whole-row path)
+#: in the select kernel, and the warps of the TensorRT plugin's one-program-per-row exact kernel: the staging tile
+#: and warps these were measured with (entry 6) before the staging pass went to one-warp programs.
+REFINE_TILE = 2048
+EXACT_ROW_WARPS = 4
 #: Staging programs the family aims to launch per chunk (split per row = ceil(this / rows)), and the fewest
-#: scores each should stream. Measured on the H200 (chunks of 256 rows): 64 x 131075 ran as fast at 9 programs per
-#: row as at 17, 512 x 131075 fastest at 2.
-STREAM_TARGET_PROGRAMS = 512
+#: scores each should stream. 2048 one-warp programs (entry 12; with 4-warp programs 512 was best, entry 11).
+STREAM_TARGET_PROGRAMS = 2048
 STREAM_MIN_CHUNK = 4096
 STREAM_SPLIT_MAX = 64
-#: Staging with one atomic per program (count the share, reserve, write on a second read) instead of one per tile.
-#: Not yet measured on the H200 (off): predicted to halve the staging pass at 512 x 131075 (NOTES entry 11, the
-#: probe's ``r1`` arm A/Bs it).
-STAGE_COUNT_FIRST = False
 #: Rows per launch chunk: bounds the workspace (CHUNK x CAP staging slots) whatever the batch.
 STREAM_CHUNK_ROWS = 256
 
 # --- split family ---------------------------------------------------------------------------------
-#: Split a row over several programs only up to this many rows (beyond, one program per row saturates the GPU).
+#: Split a row over several programs only up to this many rows (beyond, one program per row saturates the GPU),
+#: and up to SPLIT_MAX_ROWS_SHORT rows of at most SPLIT_SHORT_MAX_N columns (at two programs per row, 64 rows fill
+#: the SMs once). Measured on the H200 (arm ``u64``, entry 12): 64 x 16387 K=2048 45.4 -> 35.7 us, K=512 33.1 ->
+#: 30.4, 64 x 32771 50.7 -> 48.0, but 64 x 65536 60.5 -> 67.1 and 128 x 16387 (two waves) 51.6 -> 64.0; the bound
+#: on N lies between the measured gain and loss.
 SPLIT_MAX_ROWS = 32
+SPLIT_MAX_ROWS_SHORT = 64
+SPLIT_SHORT_MAX_N = 49152
 #: Programs the split family aims to launch in total (all rows together).
 #: One per SM (was 2 per SM): a split program compiles to 128 registers x 16 warps or 255 x 8, so one program fills
 #: an SM and every program past the SM count waits for a first-wave program to finish. Measured on the H200
@@ -110,4 +124,4 @@ SELECT_MIN_TILE = 2048
 CROSS_CAP = 512
 #: Most rows a forced ``family="split"`` launch may have: its workspace holds one slot (and two counter words) per
 #: row, and a workspace is sized for max(SPLIT_MAX_ROWS, STREAM_CHUNK_ROWS) row slots.
-SPLIT_FORCED_MAX_ROWS = max(SPLIT_MAX_ROWS, STREAM_CHUNK_ROWS)
+SPLIT_FORCED_MAX_ROWS = max(SPLIT_MAX_ROWS, SPLIT_MAX_ROWS_SHORT, STREAM_CHUNK_ROWS)

@@ -4,7 +4,7 @@ Layout (bytes, int32 words)::
 
     [ counters: ROW_WORDS x 2 words ][ staged keys: slots x CAP ][ staged columns: slots x CAP ]
 
-ROW_WORDS = max(SPLIT_MAX_ROWS, STREAM_CHUNK_ROWS). The first counter word of a row slot is its survivor count, the
+ROW_WORDS = max(SPLIT_MAX_ROWS, SPLIT_MAX_ROWS_SHORT, STREAM_CHUNK_ROWS). The first counter word of a row slot is its survivor count, the
 second the split family's arrival count or the streaming family's threshold. Counts and arrivals are zero at rest:
 the program that finishes a row resets them, so a workspace is zeroed once at allocation and never again
 (CUDA-graph replays need no memset). Thresholds and the candidate area need no initialisation. Only the streaming
@@ -20,7 +20,7 @@ from . import tuning
 from .dispatch import Plan
 from .dispatch import capacity
 
-_ROW_WORDS = max(tuning.SPLIT_MAX_ROWS, tuning.STREAM_CHUNK_ROWS)
+_ROW_WORDS = max(tuning.SPLIT_MAX_ROWS, tuning.SPLIT_MAX_ROWS_SHORT, tuning.STREAM_CHUNK_ROWS)
 _COUNTER_WORDS = 2 * _ROW_WORDS
 _ALIGN = 256
 
@@ -52,7 +52,8 @@ def workspace_bytes(num_rows: int, k: int) -> int:
     if num_rows < 0 or k < 1:
         raise ValueError(f"workspace_bytes: need num_rows >= 0 and k >= 1, got num_rows={num_rows}, k={k}")
     cap = capacity(k)
-    slots = max(_slots("stream", num_rows), _slots("split", num_rows) if num_rows <= tuning.SPLIT_MAX_ROWS else 0)
+    split_rows = max(tuning.SPLIT_MAX_ROWS, tuning.SPLIT_MAX_ROWS_SHORT)  # the most rows route sends to ``split``
+    slots = max(_slots("stream", num_rows), _slots("split", num_rows) if num_rows <= split_rows else 0)
     total = 4 * _COUNTER_WORDS + 8 * slots * cap
     return -(-total // _ALIGN) * _ALIGN
 

@@ -148,7 +148,7 @@ def aot_config(attrs: spec.PluginAttrs, npad: Optional[int], tactic: Optional[in
         # The same tile and warps the torch op's launcher would choose for these rows.
         plan = dispatch.plan_for("reg", 1, n, max(npad if npad is not None else n, 1), attrs.k)
         return AotConfig("reg", attrs.k, attrs.kb, plan.block, attrs.hint_free, plan.num_warps, arch, max_ptx_version)
-    return AotConfig("exact", attrs.k, attrs.kb, tuning.STREAM_TILE, attrs.hint_free, tuning.STREAM_WARPS, arch,
+    return AotConfig("exact", attrs.k, attrs.kb, tuning.REFINE_TILE, attrs.hint_free, tuning.EXACT_ROW_WARPS, arch,
                      max_ptx_version)
 
 

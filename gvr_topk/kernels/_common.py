@@ -353,32 +353,6 @@ def _stage_share(row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP:
 
 
 @triton.jit
-def _stage_share_reserved(row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP: tl.constexpr,
-                          TILE: tl.constexpr):
-    """What :func:`_stage_share` does, in two passes over the share with one atomic per program instead of one per
-    tile: pass 1 counts the survivors in a per-lane accumulator (no reduction, atomic or barrier inside the loop, so
-    loads of consecutive tiles overlap), one atomic reserves the program's range of the slot, pass 2 reads the share
-    again and writes the survivors at a running offset. Costs a second read of the share (from L2 when the chunk's
-    shares fit it); removes the returning atomic from every tile's dependent chain. Same staged set and counter."""
-    offs = tl.arange(0, TILE)
-    acc = tl.zeros([TILE], tl.int32)
-    for s in range(start, end, TILE):
-        _, _, surv = _tile_survivors(row_ptr, s, end, thr, offs)
-        acc += surv.to(tl.int32)
-    total = tl.sum(acc, 0)
-    if total > 0:
-        base = tl.atomic_add(count_ptr, total, sem="relaxed")
-        for s in range(start, end, TILE):
-            if base < CAP:  # past the capacity nothing more is staged (the counter already holds the exact count)
-                cols, keys, surv = _tile_survivors(row_ptr, s, end, thr, offs)
-                pos = base + tl.cumsum(surv.to(tl.int32), 0) - 1
-                keep = surv & (pos < CAP)
-                tl.store(slot_keys + pos, keys.to(tl.int32, bitcast=True), mask=keep)
-                tl.store(slot_cols + pos, cols, mask=keep)
-                base += tl.sum(surv.to(tl.int32), 0)
-
-
-@triton.jit
 def _restage(row_ptr, n, thr, count_ptr, slot_keys, slot_cols, CAP: tl.constexpr, TILE: tl.constexpr):
     """One program stages the whole row against ``thr`` through the row's counter (zero on entry); returns the exact
     survivor count and leaves the counter at zero."""

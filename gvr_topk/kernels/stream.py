@@ -29,7 +29,6 @@ from ._common import _row_length
 from ._common import _sample_rank
 from ._common import _sample_threshold
 from ._common import _stage_share
-from ._common import _stage_share_reserved
 
 
 @triton.jit
@@ -59,11 +58,11 @@ def _gvr_stage_kernel(
     row0, n_bound, row_stride, out_stride, val_stride,
     n_uniform, next_n, cr_shift,
     K: tl.constexpr, KB: tl.constexpr, TILE: tl.constexpr, CAP: tl.constexpr,
-    SPLIT: tl.constexpr, VARLEN: tl.constexpr, HAS_VALUES: tl.constexpr, COUNT_FIRST: tl.constexpr,
+    SPLIT: tl.constexpr, VARLEN: tl.constexpr, HAS_VALUES: tl.constexpr,
 ):
     """Verify for rows ``row0 + program_id(1)``: every program of a row stages the survivors of its share against
-    the row's threshold; the row's counter ends up holding the exact survivor count. COUNT_FIRST: count the share,
-    reserve once, then write (two reads, one atomic per program) instead of one atomic per tile."""
+    the row's threshold; the row's counter ends up holding the exact survivor count. Launched with one warp per
+    program (``tuning.STREAM_WARPS``): the per-tile reduction and scan then synchronise nothing across warps."""
     part = tl.program_id(0)
     local = tl.program_id(1)
     row = row0 + local
@@ -81,10 +80,7 @@ def _gvr_stage_kernel(
         end = tl.minimum(start + share, n)
         slot_keys = ws_keys_ptr + local.to(tl.int64) * CAP
         slot_cols = ws_cols_ptr + local.to(tl.int64) * CAP
-        if COUNT_FIRST:
-            _stage_share_reserved(row_ptr, start, end, thr, ws_count_ptr + local, slot_keys, slot_cols, CAP, TILE)
-        else:
-            _stage_share(row_ptr, start, end, thr, ws_count_ptr + local, slot_keys, slot_cols, CAP, TILE)
+        _stage_share(row_ptr, start, end, thr, ws_count_ptr + local, slot_keys, slot_cols, CAP, TILE)
 
 
 @triton.jit
@@ -94,13 +90,14 @@ def _gvr_select_kernel(
     ws_count_ptr, ws_keys_ptr, ws_cols_ptr,  # the workspace the staging kernel filled
     row0, n_bound, row_stride, out_stride, val_stride, pre_stride,
     n_uniform, next_n, cr_shift, aim,
-    K: tl.constexpr, KB: tl.constexpr, TILE: tl.constexpr, CAP: tl.constexpr, SAMPLE: tl.constexpr,
+    K: tl.constexpr, KB: tl.constexpr, REFINE_TILE: tl.constexpr, CAP: tl.constexpr, SAMPLE: tl.constexpr,
     SAMPLE_GROUP: tl.constexpr, MIN_TILE: tl.constexpr, HINT_FREE: tl.constexpr, VARLEN: tl.constexpr,
     HAS_VALUES: tl.constexpr,
 ):
     """Refine for row ``row0 + program_id(0)``: reset the row's counter to zero (the workspace restores itself),
     then select on the staged candidates; a staging that missed (fewer than K, or more than CAP) walks the retry
-    ladder in this program: a 4x lower sample rank, the hint (hinted mode), the exact whole-row path."""
+    ladder in this program: a 4x lower sample rank, the hint (hinted mode), the exact whole-row path, streaming
+    REFINE_TILE scores per step (the staging kernel's one-warp tile would starve a whole-block program)."""
     local = tl.program_id(0)
     row = row0 + local
     n = _row_length(row, kv_lens_ptr, n_uniform, next_n, cr_shift, n_bound, VARLEN)
@@ -112,5 +109,5 @@ def _gvr_select_kernel(
         slot_cols = ws_cols_ptr + local.to(tl.int64) * CAP
         count = tl.atomic_xchg(ws_count_ptr + local, 0, sem="relaxed")  # the kernel boundary orders the staging
         _refine_row(out_ptr, val_ptr, row_ptr, pre_idx_ptr + (row // next_n).to(tl.int64) * pre_stride, n, count,
-                    aim, ws_count_ptr + local, slot_keys, slot_cols, K, KB, TILE, CAP, SAMPLE, SAMPLE_GROUP,
+                    aim, ws_count_ptr + local, slot_keys, slot_cols, K, KB, REFINE_TILE, CAP, SAMPLE, SAMPLE_GROUP,
                     MIN_TILE, HINT_FREE, HAS_VALUES)

@@ -24,9 +24,13 @@ def test_golden_plan_fields():
     assert route(8, 131075, 131075, 2048).split == 16 and route(32, 131075, 131075, 512).split == 4
     assert route(8, 16387, 16387, 2048).split == 9  # one program per 2048-score tile
     p = route(512, 16387, 16387, 512)
-    assert (p.family, p.cap, p.aim, p.sample, p.split) == ("stream", 8192, 1536, 1024, 2)
+    assert (p.family, p.cap, p.aim, p.sample, p.split) == ("stream", 8192, 1536, 1024, 4)
+    assert (p.block, p.num_warps, p.select_warps, p.select_maxnreg) == (1024, 1, 8, 128)  # 256-row chunks: 2 per SM
     p = route(64, 131075, 131075, 2048)
-    assert (p.family, p.cap, p.aim, p.sample, p.split) == ("stream", 8192, 3072, 2048, 8)
+    assert (p.family, p.cap, p.aim, p.sample, p.split) == ("stream", 8192, 3072, 2048, 32)
+    assert (p.select_warps, p.select_maxnreg) == (16, 0)  # 64 rows: one select program per SM, uncapped
+    p = route(64, 16387, 16387, 2048)
+    assert (p.family, p.split) == ("split", 2)  # short rows: 64 rows x 2 programs fill the SMs once
     # Every row count keeps the staging split within its bounds (the workspace chunk bounds the programs).
     for b in (33, 64, 100, 256, 257, 512, 4096):
         p = route(b, 262143, 262143, 1024)
@@ -36,7 +40,8 @@ def test_golden_plan_fields():
 def test_reg_threshold_both_sides():
     t = tuning.REG_MAX_N
     assert route(64, t, t, 512).family == "reg"
-    assert route(64, t + 1, t + 1, 512).family == "stream"
+    assert route(512, t + 1, t + 1, 512).family == "stream"
+    assert route(64, t + 1, t + 1, 512).family == "split"  # up to SPLIT_MAX_ROWS_SHORT short rows
     assert route(64, t - 1, t - 1, 512).family == "reg"
 
 
@@ -45,6 +50,23 @@ def test_split_threshold_both_sides():
     assert route(t - 1, n, n, 512).family == "split"
     assert route(t, n, n, 512).family == "split"
     assert route(t + 1, n, n, 512).family == "stream"
+    # Short rows: split up to SPLIT_MAX_ROWS_SHORT rows of at most SPLIT_SHORT_MAX_N columns.
+    t, n = tuning.SPLIT_MAX_ROWS_SHORT, tuning.SPLIT_SHORT_MAX_N
+    assert route(t, n, n, 512).family == "split" and route(t + 1, n, n, 512).family == "stream"
+    assert route(t, n + 1, n + 1, 512).family == "stream"
+    assert route(t, 10 * n, n, 512).family == "split"  # the row width bounds the length
+
+
+def test_select_register_cap_past_one_wave():
+    # The select runs two capped programs per SM only when a chunk has more rows than SMs.
+    for num_sms in (None, 78, 132):
+        sms = num_sms or tuning.DEFAULT_NUM_SMS
+        for b in (sms, sms + 1):
+            p = route(b, 262143, 262143, 2048, num_sms=num_sms)
+            many = min(b, tuning.STREAM_CHUNK_ROWS) > sms
+            assert p.family == "stream"
+            assert (p.select_warps, p.select_maxnreg) == ((tuning.SELECT_MANY_WARPS, tuning.SELECT_MANY_MAXNREG)
+                                                          if many else (tuning.SELECT_WARPS, 0))
 
 
 def test_split_launch_fits_one_wave():
@@ -88,7 +110,9 @@ def test_plans_within_their_regime():
                     assert p.sample <= p.cap and p.aim >= k and p.cap >= 2 * k
                     assert tuning.SAMPLE_MIN <= p.sample <= tuning.SAMPLE_MAX
                     if p.family == "split":
-                        assert b <= tuning.SPLIT_MAX_ROWS and tuning.SPLIT_MIN <= p.split <= tuning.SPLIT_MAX
+                        assert b <= tuning.SPLIT_MAX_ROWS or (b <= tuning.SPLIT_MAX_ROWS_SHORT
+                                                              and n <= tuning.SPLIT_SHORT_MAX_N)
+                        assert tuning.SPLIT_MIN <= p.split <= tuning.SPLIT_MAX
                     else:
                         assert 1 <= p.split <= tuning.STREAM_SPLIT_MAX
 

@@ -454,15 +454,9 @@ def test_retry_ladder_after_a_misleading_sample(family, hint):
         assert (ws.view(torch.int32)[:at_rest] == 0).all()
 
 
-@pytest.fixture(params=[False, True], ids=["atomic_per_tile", "count_first"])
-def stage_count_first(request, monkeypatch):
-    """Both staging forms of the streaming family (``tuning.STAGE_COUNT_FIRST``)."""
-    yield from _tuning_value(monkeypatch, "STAGE_COUNT_FIRST", request.param)
-
-
 @pytest.mark.parametrize("k", [512, 2048])
-def test_staging_forms_are_exact(stage_count_first, k):
-    """The streaming family with several staging programs per row (n = 20000: 4 shares), each staging form, on rows
+def test_staging_outcomes_are_exact(k):
+    """The streaming family with several staging programs per row (n = 20000: 4 shares) on rows
     that take every outcome of a staging: ordinary survivors, ties at the threshold, more survivors than the slot
     holds (the counter must still end at the exact count, the exact path runs), fewer than K (the retry ladder),
     a short row (n <= K) and an empty one; twice on one workspace, whose counters must be back at zero."""

@@ -213,7 +213,7 @@ def test_aot_config_reg_matches_the_torch_op_plan(k, cr, max_seq_len, npad):
 
 def test_aot_config_exact_for_long_rows():
     c = aot.aot_config(_attrs(k=2048, max_seq_len=1 << 20), None, spec.TACTIC_AUTO)
-    assert (c.family, c.block, c.num_warps, c.kb) == ("exact", tuning.STREAM_TILE, tuning.STREAM_WARPS, 2048)
+    assert (c.family, c.block, c.num_warps, c.kb) == ("exact", tuning.REFINE_TILE, tuning.EXACT_ROW_WARPS, 2048)
 
 
 def test_scalar_args_and_order():
