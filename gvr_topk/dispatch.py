@@ -143,8 +143,7 @@ def plan_for(family: str, b: int, n: int, npad: int, k: int, *, num_sms: Optiona
             raise ValueError(f"family='split' serves at most {tuning.SPLIT_FORCED_MAX_ROWS} rows per launch (its "
                              f"workspace holds one slot per row), got {b} rows")
         cap, aim, sample = _stream_params(n, k)
-        warps = tuning.SPLIT_WARPS_LONG if n > tuning.SPLIT_LONG_N else tuning.SPLIT_WARPS
-        return Plan("split", block=tuning.SPLIT_TILE, num_warps=warps, cap=cap, aim=aim,
+        return Plan("split", block=tuning.SPLIT_TILE, num_warps=tuning.SPLIT_WARPS, cap=cap, aim=aim,
                     sample=sample, split=_split_factor(b, n, num_sms))
     raise ValueError(f"family must be one of {FAMILIES} or None, got {family!r}")
 

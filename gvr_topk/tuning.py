@@ -109,11 +109,11 @@ SPLIT_TARGET_PROGRAMS = DEFAULT_NUM_SMS
 SPLIT_MIN, SPLIT_MAX = 2, 64
 SPLIT_MIN_CHUNK = 2048
 SPLIT_TILE = 2048
-#: Warps per split program: 8, or 16 for rows longer than SPLIT_LONG_N (measured on the H200: at 1 x 131075,
-#: K=2048 16 warps take 50 us against 66 us with 8; at n = 16387 8 warps are faster, 23.9 against 28.3 us).
+#: Warps per split program, every row length. Was 16 for rows past 65536 columns (measured better at 33 programs of
+#: two tiles per row, NOTES entry 6); with one program per SM and per tile, 8 warps won at every probed split cell
+#: (arm ``l8``, entry 12): 1 x 131075 K=512 30.1 -> 26.0 us, K=2048 34.4 -> 33.3, 8 x 131075 39.8 -> 33.4 and
+#: 43.4 -> 40.1, 32 x 131075 K=2048 80.8 -> 67.6.
 SPLIT_WARPS = 8
-SPLIT_WARPS_LONG = 16
-SPLIT_LONG_N = 65536
 #: Smallest tile (lanes) the staged-candidate select runs on: candidates that fit MIN_TILE lanes (and K <= MIN_TILE)
 #: are selected on it; a value >= CAP/2 leaves the two tiles CAP/2 and CAP. 2048 adds a third tile for rows with
 #: at most 2048 candidates (K=512 rows aim at 1536). Measured on the H200 (NOTES entry 10): 1 x 16387 K=512 31.9 ->
