@@ -182,7 +182,13 @@ def main(args: argparse.Namespace) -> int:
         print(f"note: {msg}")
 
     report.write_json(json_path, prov, results, targets, config, notes)
-    files = [json_path]
+    log_path = os.path.join(args.out, LOG_NAME)
+    # Table and log before the heatmap: a first matplotlib import on a fresh machine can take minutes (font cache),
+    # and a run cut short there must still have printed and logged its results.
+    print(text, flush=True)
+    with open(log_path, "w") as f:
+        f.write(text + "\n")
+    files = [json_path, log_path]
     if not args.no_plot:
         png = os.path.join(args.out, PNG_NAME)
         title = f"gvr-topk / torch.topk, CUDA graph, cold L2 - {prov.get('gpu') or device}"
@@ -194,12 +200,10 @@ def main(args: argparse.Namespace) -> int:
         with open(args.markdown, "w") as f:
             f.write(report.benchmarks_markdown(doc, JSON_NAME, PNG_NAME))
         files.append(args.markdown)
-    log_path = os.path.join(args.out, LOG_NAME)
-    files.append(log_path)
-    print(text)
     print("wrote " + ", ".join(files))
-    with open(log_path, "w") as f:
-        f.write(text + "\n" + "".join(p + "\n" for p in printed))
+    if printed:
+        with open(log_path, "a") as f:
+            f.write("".join(p + "\n" for p in printed))
     exact = next(t for t in targets if t["key"] == "exact")
     return 0 if exact["status"] == "PASS" else 1
 
