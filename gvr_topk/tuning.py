@@ -13,12 +13,12 @@ PROVENANCE = {
               "then benchmarks/probe_sample.py and the quick benchmark on the H200 (NOTES entry 8); sample size cap, "
               "smallest select tile and select warps: benchmarks/probe_sample.py on the H200 (two runs, one process "
               "each, NOTES entry 10); staging programs, warps and tile re-checked the same way (entry 11); split "
-              "programs, one-warp staging, the select's register cap past one wave and the split family at 64 "
-              "short rows: probe_sample.py, session 5 (entry 12)",
+              "programs and warps, one-warp staging, the select's register cap past one wave and the split family "
+              "at 64 short rows: probe_sample.py in four device calls (entry 12)",
     "gpu": "NVIDIA H200 (132 SMs, 60 MB L2), driver 580.159.04, torch 2.11, Triton 3.6",
     "date": "2026-11-30",
     "command": "python benchmarks/probe_stream2.py --quick; python benchmarks/probe_primitives.py; "
-               "python benchmarks/probe_sample.py --arms ... --cells ... (the arms and cells of NOTES entries 10-11); "
+               "python benchmarks/probe_sample.py --arms ... --cells ... (the arms and cells of NOTES entries 10-12); "
                "python benchmarks/bench_gvr_topk.py --quick",
 }
 
@@ -123,5 +123,5 @@ SELECT_MIN_TILE = 2048
 #: Decode-like rows put a few dozen candidates there; larger bins are refined in place on the staged tile.
 CROSS_CAP = 512
 #: Most rows a forced ``family="split"`` launch may have: its workspace holds one slot (and two counter words) per
-#: row, and a workspace is sized for max(SPLIT_MAX_ROWS, STREAM_CHUNK_ROWS) row slots.
+#: row, and a workspace is sized for max(SPLIT_MAX_ROWS, SPLIT_MAX_ROWS_SHORT, STREAM_CHUNK_ROWS) row slots.
 SPLIT_FORCED_MAX_ROWS = max(SPLIT_MAX_ROWS, SPLIT_MAX_ROWS_SHORT, STREAM_CHUNK_ROWS)

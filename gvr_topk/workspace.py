@@ -4,11 +4,11 @@ Layout (bytes, int32 words)::
 
     [ counters: ROW_WORDS x 2 words ][ staged keys: slots x CAP ][ staged columns: slots x CAP ]
 
-ROW_WORDS = max(SPLIT_MAX_ROWS, SPLIT_MAX_ROWS_SHORT, STREAM_CHUNK_ROWS). The first counter word of a row slot is its survivor count, the
-second the split family's arrival count or the streaming family's threshold. Counts and arrivals are zero at rest:
-the program that finishes a row resets them, so a workspace is zeroed once at allocation and never again
-(CUDA-graph replays need no memset). Thresholds and the candidate area need no initialisation. Only the streaming
-families use a workspace; ``reg`` needs none.
+ROW_WORDS = max(SPLIT_MAX_ROWS, SPLIT_MAX_ROWS_SHORT, STREAM_CHUNK_ROWS). The first counter word of a row slot is
+its survivor count, the second the split family's arrival count or the streaming family's threshold. Counts and
+arrivals are zero at rest: the program that finishes a row resets them, so a workspace is zeroed once at allocation
+and never again (CUDA-graph replays need no memset). Thresholds and the candidate area need no initialisation.
+Only the streaming families use a workspace; ``reg`` needs none.
 """
 
 from typing import Dict

@@ -1,6 +1,7 @@
 """Split family ``split``: SPLIT programs per row, for few long rows.
 
-Regime: small batches (rows <= ``tuning.SPLIT_MAX_ROWS``) of long rows: one program streams a 512 KB row at only
+Regime: small batches (rows <= ``tuning.SPLIT_MAX_ROWS``, or ``SPLIT_MAX_ROWS_SHORT`` rows of at most
+``SPLIT_SHORT_MAX_N`` columns) of long rows: one program streams a 512 KB row at only
 ~17 GB/s on the H200, so a single row needs tens of programs to approach the read floor.
 
 GVR structure without inter-program communication before the hand-off:
