@@ -1,0 +1,73 @@
+"""The streaming family's composite launch: each of its three kernels gets its own grid, warps and launch options.
+
+Recorded on stand-in kernels with the real kernels' parameter names, so it runs without a GPU or the interpreter.
+"""
+
+import inspect
+
+import pytest
+
+from gvr_topk import dispatch
+from gvr_topk import tuning
+from gvr_topk.kernels import stream as kernels
+from gvr_topk.launch import stream as stream_launch
+
+pytestmark = pytest.mark.gvr_topk
+
+
+class _StandIn:
+    """Takes ``kernel[grid](**kwargs)`` like a ``@triton.jit`` kernel and records the launch."""
+
+    def __init__(self, real, calls):
+        def fn():
+            raise NotImplementedError
+
+        fn.__signature__ = inspect.signature(real.fn)
+        self.fn = fn
+        self.name = real.fn.__name__
+        self.calls = calls
+
+    def __getitem__(self, grid):
+        return lambda **kwargs: self.calls.append((self.name, grid, kwargs))
+
+
+def _launch(rows, n, k):
+    calls = []
+    launch = stream_launch.StreamLaunch(*(_StandIn(kern, calls) for kern in (
+        kernels._gvr_threshold_kernel, kernels._gvr_stage_kernel, kernels._gvr_select_kernel)))
+    plan = dispatch.plan_for("stream", rows, n, n, k)
+    launch.run(**stream_launch.family_kwargs(plan, rows))
+    return plan, calls
+
+
+@pytest.mark.parametrize("rows", [64, 300, 512])
+def test_each_kernel_gets_its_own_geometry(rows):
+    plan, calls = _launch(rows, 131075, 2048)
+    chunk = tuning.STREAM_CHUNK_ROWS
+    starts = list(range(0, rows, chunk))
+    assert [name for name, _, _ in calls] == ["_gvr_threshold_kernel", "_gvr_stage_kernel",
+                                              "_gvr_select_kernel"] * len(starts)
+    for i, row0 in enumerate(starts):
+        m = min(chunk, rows - row0)
+        (_, g_thr, a_thr), (_, g_stage, a_stage), (_, g_select, a_select) = calls[3 * i:3 * i + 3]
+        assert g_thr == (m,) and g_stage == (plan.split, m) and g_select == (m,)
+        assert a_thr["row0"] == a_stage["row0"] == a_select["row0"] == row0
+        assert a_thr["num_warps"] == tuning.THRESHOLD_WARPS
+        assert a_stage["num_warps"] == tuning.STREAM_WARPS and a_stage["TILE"] == tuning.STREAM_TILE
+        # The select's fallback passes stream their own tile, not the one-warp staging tile.
+        assert a_select["REFINE_TILE"] == tuning.REFINE_TILE and "TILE" not in a_select
+        assert "maxnreg" not in a_thr and "maxnreg" not in a_stage
+        # Past one wave of select programs (more rows in the chunk than SMs): two capped programs per SM.
+        if min(rows, chunk) > tuning.DEFAULT_NUM_SMS:
+            assert a_select["num_warps"] == tuning.SELECT_MANY_WARPS
+            assert a_select["maxnreg"] == tuning.SELECT_MANY_MAXNREG
+        else:
+            assert a_select["num_warps"] == tuning.SELECT_WARPS and "maxnreg" not in a_select
+
+
+def test_only_kernel_arguments_reach_each_kernel():
+    _, calls = _launch(512, 65536, 512)
+    for name, _, kwargs in calls:
+        real = getattr(kernels, name)
+        allowed = set(inspect.signature(real.fn).parameters) | {"num_warps", "maxnreg"}
+        assert set(kwargs) <= allowed, (name, set(kwargs) - allowed)
