@@ -119,6 +119,11 @@ SPLIT_WARPS = 8
 #: at most 2048 candidates (K=512 rows aim at 1536). Measured on the H200 (NOTES entry 10): 1 x 16387 K=512 31.9 ->
 #: 22.9 us, 64 x 131075 K=512 83.7 -> 75.3 us; K=2048 cells unchanged within noise (they never fit the tile).
 SELECT_MIN_TILE = 2048
+#: Crossing bins of at most this many candidates are selected by one all-pairs rank (RANK_MAX x RANK_MAX compares)
+#: instead of radix levels on the CROSS_CAP-lane tile; 0 turns it off. Built for the 1-row select chain, where the
+#: radix levels on the compacted crossing bin (15-72 candidates on decode rows) took 2.2-2.7 us of ~11 us (NOTES
+#: entry 12); predicted ~2 us less per select. Not measured yet (off; probe setting ``z64``).
+SELECT_RANK_MAX = 0
 #: Largest crossing bin (candidates sharing the K-th score's histogram bin) refined on a compacted small tile.
 #: Decode-like rows put a few dozen candidates there; larger bins are refined in place on the staged tile.
 CROSS_CAP = 512

@@ -419,6 +419,48 @@ def test_select_tiles_are_exact(select_min_tile, family, k, gen):
     _assert_exact(x, idx, kv, val)
 
 
+@pytest.fixture(params=[0, 64], ids=["radix_crossing_bin", "rank_crossing_bin"])
+def select_rank_max(request, monkeypatch):
+    """``tuning.SELECT_RANK_MAX`` off (radix levels on the compacted crossing bin) and at 64 (one all-pairs rank for
+    crossing bins of up to 64 candidates), so both selections of the crossing bin stay tested."""
+    yield from _tuning_value(monkeypatch, "SELECT_RANK_MAX", request.param)
+
+
+def _crossing_bin(row: torch.Tensor, k: int, plan) -> tuple:
+    """(candidates in the staged select's crossing bin, how many of them are needed) for one full-length row: the
+    host replay of the sample threshold and of the select's first histogram (``_select_staged_tile``)."""
+    keys = reference.order_keys(row.cpu())
+    rank = reference.sample_rank(row.numel(), plan.aim, plan.sample)
+    cand = keys[keys >= reference.sample_threshold(keys, rank, plan.sample, tuning.SAMPLE_GROUP)]
+    lo, hi = int(cand.min()), int(cand.max())
+    shift = 0
+    while ((hi - lo) >> shift) >= 256:
+        shift += 1
+    hist = torch.bincount((cand - lo) >> shift, minlength=256)
+    at_or_above = hist.flip(0).cumsum(0).flip(0)
+    b = int((at_or_above >= k).nonzero().max())
+    return int(hist[b]), k - int(at_or_above[b] - hist[b])
+
+
+@pytest.mark.parametrize("family", ["split", "stream"])
+@pytest.mark.parametrize("k", [64, 512, 2048])
+def test_crossing_bin_selections_are_exact(select_rank_max, family, k):
+    """Rows whose crossing bin holds a few dozen candidates, some of them needed (the rank select's case when it is
+    on, checked on the host first), and a tie-heavy row (thousands of tied candidates: the in-place path), through
+    both selections of the crossing bin, values included."""
+    rows, n = 4, 20000
+    g = torch.Generator().manual_seed(70 + k)
+    x = torch.randn(rows, n, generator=g) + 4.0  # one sign: the candidates' key window stays narrow
+    x[3] = torch.randint(-3, 4, (n,), generator=g).float()
+    plan = gvr_topk.dispatch.plan_for(family, rows, n, n, k)
+    bins = [_crossing_bin(x[r], k, plan) for r in range(3)]
+    assert any(need < in_b <= 64 for in_b, need in bins), bins
+    x = x.to(DEV)
+    kv = _kv(rows, n)
+    idx, val = _run(x, k, kv, family=family)
+    _assert_exact(x, idx, kv, val)
+
+
 def _sample_fooling_row(n: int, k: int, seed: int) -> torch.Tensor:
     """A row whose sampled positions hold its largest scores, so the sample threshold admits fewer than K scores and
     the retry ladder must run (a lower sample rank, the hint, the whole-row path)."""
