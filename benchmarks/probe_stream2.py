@@ -48,14 +48,14 @@ def two_kernel(logits, hint, kv, out, k, n_env, split, cap, aim, sample, tile, w
         m = min(chunk, rows - r0)
         _gvr_threshold_kernel[(m,)](logits, kv, thr, row0=r0, n_bound=n_env, row_stride=logits.stride(0),
                                     n_uniform=0, next_n=1, cr_shift=0, aim=aim, CAP=cap, SAMPLE=sample,
-                                    SAMPLE_GROUP=group, VARLEN=True, num_warps=4)
+                                    SAMPLE_GROUP=group, SAMPLE_SLACK=0, VARLEN=True, num_warps=4)
         _gvr_stage_kernel[(split, m)](row0=r0, SPLIT=split, ws_thr_ptr=thr, num_warps=warps_stage,
                                       **dict(common, TILE=stage_tile))
         select_args = {name: v for name, v in common.items() if name != "TILE"}
         _gvr_select_kernel[(m,)](row0=r0, pre_idx_ptr=hint if hint is not None else out,
                                  pre_stride=hint.stride(0) if hint is not None else 0, HINT_FREE=hint is None,
                                  aim=aim, SAMPLE=sample, SAMPLE_GROUP=group, MIN_TILE=tuning.SELECT_MIN_TILE,
-                                 REFINE_TILE=tile, num_warps=warps_select, **select_args)
+                                 RANK_MAX=0, REFINE_TILE=tile, num_warps=warps_select, **select_args)
 
 
 def main():

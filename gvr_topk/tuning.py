@@ -55,6 +55,12 @@ SAMPLE_MIN, SAMPLE_MAX = 512, 2048
 #: samples but see correlated runs of tokens; single scores cost 8x the sample's sectors (128 KB at 4096 samples)
 #: and estimate the row's quantile far better (see AIM_MARGIN).
 SAMPLE_GROUP = 1
+#: Skip the sample threshold's second histogram level when the first level's crossing bin holds at most
+#: ``rank >> SAMPLE_SLACK_SHIFT`` sampled keys beyond the needed ones (the staging then admits at most that share
+#: more than aimed at); 0 = always two levels. Built for the 1-row critical path, where the sample threshold took
+#: 6.4 us of a 29 us launch at 131075 columns (NOTES entry 12; one 2048-lane level is ~1.3 us, entry 5). Not
+#: measured yet (off; probe setting ``h2``).
+SAMPLE_SLACK_SHIFT = 0
 
 # --- streaming family (three kernels: threshold, stage, select) -------------------------------------
 #: Scores per loop iteration of the staging kernel, and its warps. One warp per program (was 4 warps, 2048-score

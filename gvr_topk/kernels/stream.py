@@ -35,7 +35,8 @@ from ._common import _stage_share
 def _gvr_threshold_kernel(
     logits_ptr, kv_lens_ptr, ws_thr_ptr,  # scores; int32 [batch]; uint32 [rows_chunk] out: each row's threshold
     row0, n_bound, row_stride, n_uniform, next_n, cr_shift, aim,
-    CAP: tl.constexpr, SAMPLE: tl.constexpr, SAMPLE_GROUP: tl.constexpr, VARLEN: tl.constexpr,
+    CAP: tl.constexpr, SAMPLE: tl.constexpr, SAMPLE_GROUP: tl.constexpr, SAMPLE_SLACK: tl.constexpr,
+    VARLEN: tl.constexpr,
 ):
     """Guess, once per row: the staging threshold from a deterministic sample (1 = admit all for rows that fit the
     slot). Computed here once instead of in every staging program of the row."""
@@ -44,7 +45,7 @@ def _gvr_threshold_kernel(
     n = _row_length(row, kv_lens_ptr, n_uniform, next_n, cr_shift, n_bound, VARLEN)
     if n > CAP:
         row_ptr = logits_ptr + row.to(tl.int64) * row_stride
-        thr = _sample_threshold(row_ptr, n, _sample_rank(n, aim, SAMPLE), SAMPLE, SAMPLE_GROUP)
+        thr = _sample_threshold(row_ptr, n, _sample_rank(n, aim, SAMPLE), SAMPLE, SAMPLE_GROUP, SAMPLE_SLACK)
     else:
         thr = tl.full([], 1, tl.uint32)
     tl.store(ws_thr_ptr + local, thr.to(tl.int32, bitcast=True))

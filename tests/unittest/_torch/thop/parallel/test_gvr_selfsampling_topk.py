@@ -369,13 +369,17 @@ def test_sample_columns_are_distinct_and_in_range(n, sample, group):
         reference.sample_columns(sample - 1, sample, group)
 
 
+@pytest.mark.parametrize("slack", [0, 2], ids=["two_levels", "slack_shift_2"])
 @pytest.mark.parametrize("n,k,gen", [(20000, 512, "randn"), (30000, 2048, "randn"), (20000, 64, "ints")])
-def test_host_mirror_of_the_sample_threshold(n, k, gen):
+def test_host_mirror_of_the_sample_threshold(n, k, gen, slack, monkeypatch):
     """``reference.sample_threshold`` (what benchmarks/sim_survivors.py simulates with) gives exactly the
-    thresholds the streaming family's threshold kernel leaves in the workspace."""
+    thresholds the streaming family's threshold kernel leaves in the workspace, with two histogram levels always
+    and with the second level skipped when the first one's slack is small (``tuning.SAMPLE_SLACK_SHIFT``)."""
     from gvr_topk import workspace as wsm
 
-    rows = 2
+    monkeypatch.setattr(tuning, "SAMPLE_SLACK_SHIFT", slack)
+    gvr_topk.clear_launch_cache()
+    rows = 4
     x = _poisoned(rows, n, seed=60 + k, gen=gen)
     kv = _kv(rows, n)
     plan = gvr_topk.plan_for("stream", rows, n, n, k)
@@ -386,8 +390,13 @@ def test_host_mirror_of_the_sample_threshold(n, k, gen):
     got = (wsm.stream_views(wsb, plan, rows)[1][:rows].to(torch.int64) & 0xFFFFFFFF).tolist()
     rank = reference.sample_rank(n, plan.aim, plan.sample)
     keys = reference.order_keys(x.cpu())
-    want = [reference.sample_threshold(keys[r], rank, plan.sample, tuning.SAMPLE_GROUP) for r in range(rows)]
+    want = [reference.sample_threshold(keys[r], rank, plan.sample, tuning.SAMPLE_GROUP, slack) for r in range(rows)]
     assert got == want
+    if slack and k == 512:  # this case reaches the skip: some row keeps the first level's coarser threshold
+        two = [reference.sample_threshold(keys[r], rank, plan.sample, tuning.SAMPLE_GROUP) for r in range(rows)]
+        assert any(w < t for w, t in zip(want, two)), (want, two)
+    monkeypatch.undo()
+    gvr_topk.clear_launch_cache()
 
 
 def _tuning_value(monkeypatch, name, value):
