@@ -505,6 +505,24 @@ def test_retry_ladder_after_a_misleading_sample(family, hint):
         assert (ws.view(torch.int32)[:at_rest] == 0).all()
 
 
+def test_split_serves_more_rows_when_they_are_short():
+    """Past ``tuning.SPLIT_MAX_ROWS`` rows, rows of at most ``tuning.SPLIT_SHORT_MAX_N`` columns still go to the
+    split family (fewer programs per row); mixed lengths (full, one short of full, shorter than K, empty) are exact,
+    values included, and the workspace counters are back at zero."""
+    rows, n, k = tuning.SPLIT_MAX_ROWS + 4, 17000, 64
+    assert n <= tuning.SPLIT_SHORT_MAX_N and rows <= tuning.SPLIT_MAX_ROWS_SHORT
+    assert gvr_topk.route(rows, n, n, k).family == "split"
+    x = _poisoned(rows, n, seed=80)
+    lens = [n] * (rows - 4) + [n - 1, k - 14, 0, n]
+    kv = torch.tensor(lens, dtype=torch.int32, device=DEV)
+    ws = torch.zeros(gvr_topk.workspace_bytes(rows, k), dtype=torch.uint8, device=DEV)
+    idx = torch.full((rows, k), -7, dtype=torch.int32, device=DEV)
+    val = torch.full((rows, k), 7.0, device=DEV)
+    gvr_topk.run_varlen(x, None, kv, idx, values=val, workspace=ws, max_seq_len=n)
+    _assert_exact(x, idx, kv, val)
+    assert (ws.view(torch.int32)[:2 * rows] == 0).all()
+
+
 @pytest.mark.parametrize("k", [512, 2048])
 def test_staging_outcomes_are_exact(k):
     """The streaming family with several staging programs per row (n = 20000: 4 shares) on rows
