@@ -18,8 +18,8 @@ import triton
 import triton.language as tl
 
 import gvr_topk
-from gvr_topk.kernels._common import (_crossing_bin, _digit_shift, _emit_selected, _minmax,
-                                      _sample_rank, _sample_threshold, _select_tile, _stage_share)
+from gvr_topk.kernels._common import (_crossing_bin, _digit_shift, _emit_selected, _load_slot, _minmax,
+                                      _sample_rank, _sample_threshold, _select_tile, _share_bounds, _stage_share)
 from gvr_topk.bench import timing
 from gvr_topk.bench.cases import Case
 from gvr_topk.bench.data import make_inputs
@@ -36,11 +36,7 @@ def _now():
 @triton.jit
 def _timed_select(out_ptr, row_ptr, slot_keys, slot_cols, count, tp, K: tl.constexpr, CAP: tl.constexpr,
                   CROSS_CAP: tl.constexpr):
-    i = tl.arange(0, CAP)
-    live = i < count
-    keys = tl.load(slot_keys + i, mask=live, other=0, cache_modifier=".cg").to(tl.uint32, bitcast=True)
-    cols = tl.load(slot_cols + i, mask=live, other=0, cache_modifier=".cg")
-    keys = tl.where(live, keys, 0)
+    keys, cols, live = _load_slot(slot_keys, slot_cols, count, CAP)
     lo, hi = _minmax(keys, live)
     tl.store(tp + 5, _now())
     shift = _digit_shift(hi - lo)
@@ -87,10 +83,7 @@ def _timed_split_kernel(indices_ptr, logits_ptr, ws_count_ptr, ws_keys_ptr, ws_c
     count_ptr = ws_count_ptr + row * 2
     slot_keys = ws_keys_ptr + row.to(tl.int64) * CAP
     slot_cols = ws_cols_ptr + row.to(tl.int64) * CAP
-    tiles = (n + TILE - 1) // TILE
-    share = (tiles + SPLIT - 1) // SPLIT * TILE
-    start = part * share
-    end = tl.minimum(start + share, n)
+    start, end = _share_bounds(n, part, SPLIT, TILE)
     _stage_share(row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP, TILE)
     tl.store(tp + 2, _now())
     tl.debug_barrier()

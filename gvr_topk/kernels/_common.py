@@ -304,8 +304,8 @@ def _select_half_or_full(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count,
 @triton.jit
 def _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K: tl.constexpr, CAP: tl.constexpr,
                         RANK_MAX: tl.constexpr, HAS_VALUES: tl.constexpr):
-    """Exact top-K of ``count`` staged candidates (K <= count <= CAP). Staged data may come from other programs, so
-    it is read past L1 (``.cg``). The slot's head is reused as scratch: its content is lost.
+    """Exact top-K of ``count`` staged candidates (K <= count <= CAP). The slot's head is reused as scratch: its
+    content is lost.
 
     One 256-bin histogram over the candidates' key window splits them into certain winners (bins above the
     crossing bin), losers, and the crossing bin. The crossing bin is usually a few dozen candidates: they are
@@ -313,11 +313,7 @@ def _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, 
     levels run on CROSS_CAP lanes instead of CAP; with RANK_MAX > 0 (``tuning.SELECT_RANK_MAX``) a crossing bin of
     at most RANK_MAX candidates is ranked by one all-pairs compare instead. A crossing bin larger than CROSS_CAP is
     refined in place."""
-    i = tl.arange(0, CAP)
-    live = i < count
-    keys = tl.load(slot_keys + i, mask=live, other=0, cache_modifier=".cg").to(tl.uint32, bitcast=True)
-    cols = tl.load(slot_cols + i, mask=live, other=0, cache_modifier=".cg")
-    keys = tl.where(live, keys, 0)
+    keys, cols, live = _load_slot(slot_keys, slot_cols, count, CAP)
     lo, hi = _minmax(keys, live)
     shift = _digit_shift(hi - lo)
     digit = tl.where(live, (keys - lo) >> shift, 0).to(tl.int32)
@@ -369,12 +365,24 @@ def _select_compacted(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, cols, cer
 
 
 @triton.jit
-def _tile_survivors(row_ptr, s, end, thr, offs):
-    """Columns ``s + offs`` of a share ending at ``end``: their order keys and which of them survive ``thr``."""
-    cols = s + offs
-    live = cols < end
-    keys = _order_key(tl.load(row_ptr + cols, mask=live, other=0.0).to(tl.float32))
-    return cols, keys, live & (keys >= thr)
+def _share_bounds(n, part, SPLIT: tl.constexpr, TILE: tl.constexpr):
+    """Columns [start, end) that program ``part`` of SPLIT streams in a row of n: whole tiles, so shares never
+    overlap and every program of the row computes the same split."""
+    tiles = (n + TILE - 1) // TILE
+    share = (tiles + SPLIT - 1) // SPLIT * TILE
+    start = part * share
+    return start, tl.minimum(start + share, n)
+
+
+@triton.jit
+def _load_slot(slot_keys, slot_cols, count, CAP: tl.constexpr):
+    """The ``count`` staged (key, column) pairs of a slot on a CAP-lane tile (keys 0 past them), and which lanes
+    hold one. Staged data may come from other programs, so it is read past L1 (``.cg``)."""
+    i = tl.arange(0, CAP)
+    live = i < count
+    keys = tl.load(slot_keys + i, mask=live, other=0, cache_modifier=".cg").to(tl.uint32, bitcast=True)
+    cols = tl.load(slot_cols + i, mask=live, other=0, cache_modifier=".cg")
+    return tl.where(live, keys, 0), cols, live
 
 
 @triton.jit
@@ -387,7 +395,10 @@ def _stage_share(row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP:
     row, and issuing the next tile's load before this tile's work (manual prefetch) gained nothing."""
     offs = tl.arange(0, TILE)
     for s in range(start, end, TILE):
-        cols, keys, surv = _tile_survivors(row_ptr, s, end, thr, offs)
+        cols = s + offs
+        live = cols < end
+        keys = _order_key(tl.load(row_ptr + cols, mask=live, other=0.0).to(tl.float32))
+        surv = live & (keys >= thr)
         c = tl.sum(surv.to(tl.int32), 0)
         if c > 0:
             base = tl.atomic_add(count_ptr, c, sem="relaxed")

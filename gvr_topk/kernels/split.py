@@ -24,6 +24,7 @@ from ._common import _refine_row
 from ._common import _row_length
 from ._common import _sample_rank
 from ._common import _sample_threshold
+from ._common import _share_bounds
 from ._common import _stage_share
 
 
@@ -58,11 +59,8 @@ def _gvr_split_kernel(
         arrive_ptr = count_ptr + 1
         slot_keys = ws_keys_ptr + row.to(tl.int64) * CAP
         slot_cols = ws_cols_ptr + row.to(tl.int64) * CAP
-        # ---- this program's share: whole tiles, so shares never overlap ----
-        tiles = (n + TILE - 1) // TILE
-        share = (tiles + SPLIT - 1) // SPLIT * TILE
-        start = part * share
-        end = tl.minimum(start + share, n)
+        # ---- this program's share of the row ----
+        start, end = _share_bounds(n, part, SPLIT, TILE)
         _stage_share(row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP, TILE)
         # ---- hand-off: the last program to arrive finishes the row ----
         tl.debug_barrier()

@@ -28,6 +28,7 @@ from ._common import _refine_row
 from ._common import _row_length
 from ._common import _sample_rank
 from ._common import _sample_threshold
+from ._common import _share_bounds
 from ._common import _stage_share
 
 
@@ -75,10 +76,7 @@ def _gvr_stage_kernel(
                         row_ptr, n, K, KB, HAS_VALUES)
     else:
         thr = tl.load(ws_thr_ptr + local).to(tl.uint32, bitcast=True)
-        tiles = (n + TILE - 1) // TILE
-        share = (tiles + SPLIT - 1) // SPLIT * TILE
-        start = part * share
-        end = tl.minimum(start + share, n)
+        start, end = _share_bounds(n, part, SPLIT, TILE)
         slot_keys = ws_keys_ptr + local.to(tl.int64) * CAP
         slot_cols = ws_cols_ptr + local.to(tl.int64) * CAP
         _stage_share(row_ptr, start, end, thr, ws_count_ptr + local, slot_keys, slot_cols, CAP, TILE)

@@ -369,16 +369,31 @@ def test_sample_columns_are_distinct_and_in_range(n, sample, group):
         reference.sample_columns(sample - 1, sample, group)
 
 
-@pytest.mark.parametrize("slack", [0, 2], ids=["two_levels", "slack_shift_2"])
+def _tuning_value(monkeypatch, name, value):
+    """Fixture body: one ``gvr_topk.tuning`` value replaced for a test; prepared launches are dropped before and
+    after, so plans and launch arguments are rebuilt with it and without it."""
+    monkeypatch.setattr(tuning, name, value)
+    gvr_topk.clear_launch_cache()
+    yield value
+    monkeypatch.undo()
+    gvr_topk.clear_launch_cache()
+
+
+@pytest.fixture(params=[0, 2], ids=["two_levels", "slack_shift_2"])
+def sample_slack(request, monkeypatch):
+    """``tuning.SAMPLE_SLACK_SHIFT`` off (two histogram levels always) and at 2 (the second level skipped when the
+    first one's crossing bin holds at most rank / 4 sampled keys beyond the needed ones)."""
+    yield from _tuning_value(monkeypatch, "SAMPLE_SLACK_SHIFT", request.param)
+
+
 @pytest.mark.parametrize("n,k,gen", [(20000, 512, "randn"), (30000, 2048, "randn"), (20000, 64, "ints")])
-def test_host_mirror_of_the_sample_threshold(n, k, gen, slack, monkeypatch):
+def test_host_mirror_of_the_sample_threshold(n, k, gen, sample_slack):
     """``reference.sample_threshold`` (what benchmarks/sim_survivors.py simulates with) gives exactly the
     thresholds the streaming family's threshold kernel leaves in the workspace, with two histogram levels always
     and with the second level skipped when the first one's slack is small (``tuning.SAMPLE_SLACK_SHIFT``)."""
     from gvr_topk import workspace as wsm
 
-    monkeypatch.setattr(tuning, "SAMPLE_SLACK_SHIFT", slack)
-    gvr_topk.clear_launch_cache()
+    slack = sample_slack
     rows = 4
     x = _poisoned(rows, n, seed=60 + k, gen=gen)
     kv = _kv(rows, n)
@@ -395,18 +410,6 @@ def test_host_mirror_of_the_sample_threshold(n, k, gen, slack, monkeypatch):
     if slack and k == 512:  # this case reaches the skip: some row keeps the first level's coarser threshold
         two = [reference.sample_threshold(keys[r], rank, plan.sample, tuning.SAMPLE_GROUP) for r in range(rows)]
         assert any(w < t for w, t in zip(want, two)), (want, two)
-    monkeypatch.undo()
-    gvr_topk.clear_launch_cache()
-
-
-def _tuning_value(monkeypatch, name, value):
-    """Fixture body: one ``gvr_topk.tuning`` value replaced for a test; prepared launches are dropped before and
-    after, so plans and launch arguments are rebuilt with it and without it."""
-    monkeypatch.setattr(tuning, name, value)
-    gvr_topk.clear_launch_cache()
-    yield value
-    monkeypatch.undo()
-    gvr_topk.clear_launch_cache()
 
 
 @pytest.fixture(params=[2048, 4096], ids=["three_tiles", "two_tiles"])
