@@ -70,6 +70,11 @@ SAMPLE_SLACK_SHIFT = 0
 #: 68.6, 512 x 16387 148.6 -> 139.4; 2-warp programs and 512-score tiles were slower at 131075 columns.
 STREAM_TILE = 1024
 STREAM_WARPS = 1
+#: Staging loop software-pipelined (1) or not (0): the next tile's load issued before this tile's atomic, whose
+#: returned position the warp otherwise waits for with no load in flight. Built for the one-warp staging programs
+#: (a round trip per 1024 scores); NOTES entry 10 found a manual prefetch gained nothing with 4-warp programs. Not
+#: measured yet (off; probe setting ``e1``).
+STREAM_PREFETCH = 0
 #: Warps of the per-row threshold and selection kernels. SELECT_WARPS 16 (was 8): faster or equal in every streaming
 #: cell of two probe runs on the H200 (NOTES entry 10; 64 x 131075 -4 to -8%, 512 x 131075 -1%); the select then
 #: compiles to 128 registers per thread instead of 255, one 512-thread program per SM either way.
@@ -115,6 +120,11 @@ SPLIT_TARGET_PROGRAMS = DEFAULT_NUM_SMS
 SPLIT_MIN, SPLIT_MAX = 2, 64
 SPLIT_MIN_CHUNK = 2048
 SPLIT_TILE = 2048
+#: Split programs request their share's first tile before computing the sample threshold, then stage it
+#: software-pipelined (the next tile's load before each tile's atomic), so the share's load overlaps the threshold
+#: (6.4 us at 1 x 131075, NOTES entry 12) instead of following it (1.8 us). Not measured yet (off; probe setting
+#: ``d1``).
+SPLIT_PRELOAD = 0
 #: Warps per split program, every row length. Was 16 for rows past 65536 columns (measured better at 33 programs of
 #: two tiles per row, NOTES entry 6); with one program per SM and per tile, 8 warps won at every probed split cell
 #: (arm ``l8``, entry 12): 1 x 131075 K=512 30.1 -> 26.0 us, K=2048 34.4 -> 33.3, 8 x 131075 39.8 -> 33.4 and

@@ -409,6 +409,37 @@ def _stage_share(row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP:
 
 
 @triton.jit
+def _share_keys(row_ptr, cols, end):
+    """Order keys of columns ``cols`` of a share ending at ``end`` (0 for columns >= end: those are never read)."""
+    live = cols < end
+    return tl.where(live, _order_key(tl.load(row_ptr + cols, mask=live, other=0.0).to(tl.float32)), 0)
+
+
+@triton.jit
+def _stage_share_pipelined(row_ptr, keys, start, end, thr, count_ptr, slot_keys, slot_cols, CAP: tl.constexpr,
+                           TILE: tl.constexpr):
+    """What :func:`_stage_share` does, software-pipelined: ``keys`` holds the first tile's keys (columns
+    [start, start + TILE), 0 past ``end``), already loaded by the caller, and each iteration issues the next tile's
+    load before this tile's atomic. The atomic returns the slot position, so without this the warp has no load in
+    flight for a whole atomic round trip per tile; a one-warp program (the streaming staging) pays that every tile.
+    The caller may load the first tile before computing ``thr`` (the split family's sample threshold then overlaps
+    the share's first load)."""
+    offs = tl.arange(0, TILE)
+    for s in range(start, end, TILE):
+        cols = s + offs
+        nxt = _share_keys(row_ptr, cols + TILE, end)  # in flight while this tile's atomic returns
+        surv = (cols < end) & (keys >= thr)
+        c = tl.sum(surv.to(tl.int32), 0)
+        if c > 0:
+            base = tl.atomic_add(count_ptr, c, sem="relaxed")
+            pos = base + tl.cumsum(surv.to(tl.int32), 0) - 1
+            keep = surv & (pos < CAP)
+            tl.store(slot_keys + pos, keys.to(tl.int32, bitcast=True), mask=keep)
+            tl.store(slot_cols + pos, cols, mask=keep)
+        keys = nxt
+
+
+@triton.jit
 def _restage(row_ptr, n, thr, count_ptr, slot_keys, slot_cols, CAP: tl.constexpr, TILE: tl.constexpr):
     """One program stages the whole row against ``thr`` through the row's counter (zero on entry); returns the exact
     survivor count and leaves the counter at zero."""

@@ -8,7 +8,8 @@ GVR structure without inter-program communication before the hand-off:
 
 1. Every program of a row samples the *same* positions, so all compute the same threshold.
 2. Each streams its contiguous share of the row once and stages survivors into the row's workspace slot, reserving
-   space with one atomic per tile on the row's counter.
+   space with one atomic per tile on the row's counter. With PRELOAD (``tuning.SPLIT_PRELOAD``) the share's first
+   tile is requested before step 1 and the next tile's load is issued before each tile's atomic.
 3. After a barrier, each program adds 1 to the row's arrival counter (acq_rel); the program that arrives last is
    the finisher. It resets both counters to zero (the workspace restores itself, so CUDA-graph replays need no
    memset) and runs the exact selection on the staged candidates.
@@ -25,7 +26,9 @@ from ._common import _row_length
 from ._common import _sample_rank
 from ._common import _sample_threshold
 from ._common import _share_bounds
+from ._common import _share_keys
 from ._common import _stage_share
+from ._common import _stage_share_pipelined
 
 
 @triton.jit
@@ -37,7 +40,7 @@ def _gvr_split_kernel(
     n_uniform, next_n, cr_shift, aim,
     K: tl.constexpr, KB: tl.constexpr, TILE: tl.constexpr, CAP: tl.constexpr, SAMPLE: tl.constexpr,
     SAMPLE_GROUP: tl.constexpr, SAMPLE_SLACK: tl.constexpr, MIN_TILE: tl.constexpr, RANK_MAX: tl.constexpr,
-    SPLIT: tl.constexpr,
+    SPLIT: tl.constexpr, PRELOAD: tl.constexpr,
     HINT_FREE: tl.constexpr,
     VARLEN: tl.constexpr, HAS_VALUES: tl.constexpr,
 ):
@@ -51,6 +54,10 @@ def _gvr_split_kernel(
         if part == 0:
             _emit_short(out_ptr, val_ptr, row_ptr, n, K, KB, HAS_VALUES)
     else:
+        start, end = _share_bounds(n, part, SPLIT, TILE)
+        if PRELOAD:
+            # The share's first tile is requested before the sample threshold, so its load overlaps that work.
+            first = _share_keys(row_ptr, start + tl.arange(0, TILE), end)
         if n <= CAP:
             thr = tl.full([], 1, tl.uint32)
         else:
@@ -60,8 +67,10 @@ def _gvr_split_kernel(
         slot_keys = ws_keys_ptr + row.to(tl.int64) * CAP
         slot_cols = ws_cols_ptr + row.to(tl.int64) * CAP
         # ---- this program's share of the row ----
-        start, end = _share_bounds(n, part, SPLIT, TILE)
-        _stage_share(row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP, TILE)
+        if PRELOAD:
+            _stage_share_pipelined(row_ptr, first, start, end, thr, count_ptr, slot_keys, slot_cols, CAP, TILE)
+        else:
+            _stage_share(row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP, TILE)
         # ---- hand-off: the last program to arrive finishes the row ----
         tl.debug_barrier()
         arrived = tl.atomic_add(arrive_ptr, 1, sem="acq_rel")

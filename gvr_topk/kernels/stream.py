@@ -29,7 +29,9 @@ from ._common import _row_length
 from ._common import _sample_rank
 from ._common import _sample_threshold
 from ._common import _share_bounds
+from ._common import _share_keys
 from ._common import _stage_share
+from ._common import _stage_share_pipelined
 
 
 @triton.jit
@@ -60,11 +62,12 @@ def _gvr_stage_kernel(
     row0, n_bound, row_stride, out_stride, val_stride,
     n_uniform, next_n, cr_shift,
     K: tl.constexpr, KB: tl.constexpr, TILE: tl.constexpr, CAP: tl.constexpr,
-    SPLIT: tl.constexpr, VARLEN: tl.constexpr, HAS_VALUES: tl.constexpr,
+    SPLIT: tl.constexpr, PREFETCH: tl.constexpr, VARLEN: tl.constexpr, HAS_VALUES: tl.constexpr,
 ):
     """Verify for rows ``row0 + program_id(1)``: every program of a row stages the survivors of its share against
     the row's threshold; the row's counter ends up holding the exact survivor count. Launched with one warp per
-    program (``tuning.STREAM_WARPS``): the per-tile reduction and scan then synchronise nothing across warps."""
+    program (``tuning.STREAM_WARPS``): the per-tile reduction and scan then synchronise nothing across warps. With
+    PREFETCH (``tuning.STREAM_PREFETCH``) the next tile's load is issued before each tile's atomic."""
     part = tl.program_id(0)
     local = tl.program_id(1)
     row = row0 + local
@@ -79,7 +82,12 @@ def _gvr_stage_kernel(
         start, end = _share_bounds(n, part, SPLIT, TILE)
         slot_keys = ws_keys_ptr + local.to(tl.int64) * CAP
         slot_cols = ws_cols_ptr + local.to(tl.int64) * CAP
-        _stage_share(row_ptr, start, end, thr, ws_count_ptr + local, slot_keys, slot_cols, CAP, TILE)
+        if PREFETCH:
+            first = _share_keys(row_ptr, start + tl.arange(0, TILE), end)
+            _stage_share_pipelined(row_ptr, first, start, end, thr, ws_count_ptr + local, slot_keys, slot_cols,
+                                   CAP, TILE)
+        else:
+            _stage_share(row_ptr, start, end, thr, ws_count_ptr + local, slot_keys, slot_cols, CAP, TILE)
 
 
 @triton.jit
