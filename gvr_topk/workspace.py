@@ -20,9 +20,13 @@ from . import tuning
 from .dispatch import Plan
 from .dispatch import capacity
 
-_ROW_WORDS = max(tuning.SPLIT_MAX_ROWS, tuning.SPLIT_MAX_ROWS_SHORT, tuning.STREAM_CHUNK_ROWS)
-_COUNTER_WORDS = 2 * _ROW_WORDS
 _ALIGN = 256
+
+
+def _row_words() -> int:
+    """Row slots of the counter area: read from ``tuning`` at call time, so a re-tuned process (the probes) lays
+    out its workspaces for the values in force."""
+    return max(tuning.SPLIT_MAX_ROWS, tuning.SPLIT_MAX_ROWS_SHORT, tuning.STREAM_CHUNK_ROWS)
 
 
 def _slots(plan_family: str, num_rows: int) -> int:
@@ -54,7 +58,7 @@ def workspace_bytes(num_rows: int, k: int) -> int:
     cap = capacity(k)
     split_rows = max(tuning.SPLIT_MAX_ROWS, tuning.SPLIT_MAX_ROWS_SHORT)  # the most rows route sends to ``split``
     slots = max(_slots("stream", num_rows), _slots("split", num_rows) if num_rows <= split_rows else 0)
-    total = 4 * _COUNTER_WORDS + 8 * slots * cap
+    total = 8 * _row_words() + 8 * slots * cap
     return -(-total // _ALIGN) * _ALIGN
 
 
@@ -65,16 +69,18 @@ def views(workspace: torch.Tensor, plan: Plan, num_rows: int):
     ROW_WORDS words are the survivor counts and the next ROW_WORDS the thresholds (see :func:`stream_views`)."""
     words = workspace.view(torch.int32)
     slots = _slots(plan.family, num_rows)
-    counters = words[:_COUNTER_WORDS]
-    keys = words[_COUNTER_WORDS:_COUNTER_WORDS + slots * plan.cap]
-    cols = words[_COUNTER_WORDS + slots * plan.cap:_COUNTER_WORDS + 2 * slots * plan.cap]
+    head = 2 * _row_words()
+    counters = words[:head]
+    keys = words[head:head + slots * plan.cap]
+    cols = words[head + slots * plan.cap:head + 2 * slots * plan.cap]
     return counters, keys, cols
 
 
 def stream_views(workspace: torch.Tensor, plan: Plan, num_rows: int):
     """int32 views (survivor counts, thresholds, staged keys, staged columns) for the ``stream`` family."""
     counters, keys, cols = views(workspace, plan, num_rows)
-    return counters[:_ROW_WORDS], counters[_ROW_WORDS:], keys, cols
+    rw = counters.numel() // 2
+    return counters[:rw], counters[rw:], keys, cols
 
 
 _DEFAULT: Dict[Tuple[torch.device, int], torch.Tensor] = {}
@@ -92,12 +98,13 @@ def default_workspace(device: torch.device, nbytes: int) -> torch.Tensor:
     keep it out of the graph.
     """
     stream = torch.cuda.current_stream(device).cuda_stream if device.type == "cuda" else 0
-    key = (device, stream)
+    head = 8 * _row_words()
+    key = (device, stream, head)  # a re-tuned counter area gets a workspace of its own, zeroed for its layout
     ws = _DEFAULT.get(key)
     if ws is None or ws.numel() < nbytes:
         if ws is not None:
             _RETIRED.append(ws)
         ws = torch.empty(max(nbytes, _ALIGN), dtype=torch.uint8, device=device)
-        ws[:4 * _COUNTER_WORDS].zero_()
+        ws[:head].zero_()
         _DEFAULT[key] = ws
     return ws
