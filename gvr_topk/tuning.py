@@ -14,7 +14,8 @@ PROVENANCE = {
               "smallest select tile and select warps: benchmarks/probe_sample.py on the H200 (two runs, one process "
               "each, NOTES entry 10); staging programs, warps and tile re-checked the same way (entry 11); split "
               "programs and warps, one-warp staging, the select's register cap past one wave and the split family "
-              "at 64 short rows: probe_sample.py in four device calls (entry 12)",
+              "at 64 short rows: probe_sample.py in four device calls (entry 12); the streaming chunk of 512 rows: "
+              "probe_sample.py (entry 13)",
     "gpu": "NVIDIA H200 (132 SMs, 60 MB L2), driver 580.159.04, torch 2.11, Triton 3.6",
     "date": "2026-11-30",
     "command": "python benchmarks/probe_stream2.py --quick; python benchmarks/probe_primitives.py; "
@@ -96,8 +97,11 @@ EXACT_ROW_WARPS = 4
 STREAM_TARGET_PROGRAMS = 2048
 STREAM_MIN_CHUNK = 4096
 STREAM_SPLIT_MAX = 64
-#: Rows per launch chunk: bounds the workspace (CHUNK x CAP staging slots) whatever the batch.
-STREAM_CHUNK_ROWS = 256
+#: Rows per launch chunk: bounds the workspace (CHUNK x CAP staging slots, 32 MB at CAP 8192) whatever the batch.
+#: 512 (was 256): measured on the H200 (probe_sample.py arm ``r512``, NOTES entry 13) 512 x 16387 K=2048 119.8 ->
+#: 100.0 us, K=512 96.2 -> 81.7, 512 x 131075 K=2048 294.9 -> 273.3, K=512 239.1 -> 227.6; 64 and 256 rows
+#: unchanged (one chunk either way). Each chunk is three dependent launches whose ramps and tails do not overlap.
+STREAM_CHUNK_ROWS = 512
 
 # --- split family ---------------------------------------------------------------------------------
 #: Split a row over several programs only up to this many rows (beyond, one program per row saturates the GPU),

@@ -25,7 +25,7 @@ def test_golden_plan_fields():
     assert route(8, 16387, 16387, 2048).split == 9  # one program per 2048-score tile
     p = route(512, 16387, 16387, 512)
     assert (p.family, p.cap, p.aim, p.sample, p.split) == ("stream", 8192, 1536, 1024, 4)
-    assert (p.block, p.num_warps, p.select_warps, p.select_maxnreg) == (1024, 1, 8, 128)  # 256-row chunks: 2 per SM
+    assert (p.block, p.num_warps, p.select_warps, p.select_maxnreg) == (1024, 1, 8, 128)  # a 512-row chunk: 2 per SM
     p = route(64, 131075, 131075, 2048)
     assert (p.family, p.cap, p.aim, p.sample, p.split) == ("stream", 8192, 3072, 2048, 32)
     assert (p.select_warps, p.select_maxnreg) == (16, 0)  # 64 rows: one select program per SM, uncapped

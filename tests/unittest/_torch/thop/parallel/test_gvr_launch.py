@@ -44,7 +44,7 @@ def _launch(rows, n, k):
     return plan, calls
 
 
-@pytest.mark.parametrize("rows", [64, 300, 512])
+@pytest.mark.parametrize("rows", [64, 300, 512, 1100])
 def test_each_kernel_gets_its_own_geometry(rows):
     plan, calls = _launch(rows, 131075, 2048)
     chunk = tuning.STREAM_CHUNK_ROWS
