@@ -16,6 +16,8 @@ from . import dispatch
 from . import reference
 from . import workspace as ws
 from .launch import cache
+from .launch import direct as direct_launch
+from .launch.common import POINTER_ARGS
 from .launch.common import family_module
 from .launch.common import static_kwargs
 
@@ -269,7 +271,8 @@ _NO_VIEWS: dict = {}
 
 
 class _CallerWorkspace:
-    """Views of one caller workspace tensor, per prepared launch: (views, alignment of each view)."""
+    """Views of one caller workspace tensor, per prepared launch: (views, alignment of each view, address of each
+    view)."""
 
     __slots__ = ("ref", "ptr", "per_entry")
 
@@ -286,8 +289,8 @@ _CALLER_WS_LIMIT = 64
 
 
 def _caller_views(prep: _Prepared, entry: cache.LaunchEntry, workspace: torch.Tensor) -> tuple:
-    """(views, alignment) of a caller workspace for a prepared launch, made once per workspace tensor: rebuilding
-    the int32 views on every call cost 5-7 us of host time (measured on the CI CPU)."""
+    """(views, alignment, addresses) of a caller workspace for a prepared launch, made once per workspace tensor:
+    rebuilding the int32 views on every call cost 5-7 us of host time (measured on the CI CPU)."""
     key = id(workspace)
     rec = _CALLER_WS.get(key)
     if rec is None or rec.ref() is not workspace or rec.ptr != workspace.data_ptr():
@@ -298,7 +301,8 @@ def _caller_views(prep: _Prepared, entry: cache.LaunchEntry, workspace: torch.Te
     made = rec.per_entry.get(entry)
     if made is None:
         views = entry.module.workspace_kwargs(entry.plan, prep.rows, workspace.view(torch.uint8))
-        made = rec.per_entry[entry] = (views, cache.alignment(rec.ptr + o for o in entry.ws_offsets))
+        ptrs = tuple(rec.ptr + o for o in entry.ws_offsets)
+        made = rec.per_entry[entry] = (views, cache.alignment(ptrs), ptrs)
     return made
 
 
@@ -307,27 +311,43 @@ def _launch(prep: _Prepared, entry: cache.LaunchEntry, logits, pre_idx, kv_lens,
 
     The hot path covers the usual call: every pointer 16-byte aligned, the library workspace (views already made
     for this stream) or a caller workspace seen before, and a launcher already compiled; anything else goes
-    through :func:`_launch_checked`.
+    through :func:`_launch_checked`. A hot launch whose compiled kernel can be launched directly
+    (``launch/direct.py``) skips ``JITFunction.run``'s per-call binding from its second call on.
     """
     p_i, p_l = indices.data_ptr(), logits.data_ptr()
     p_v = values.data_ptr() if values is not None else p_i
     p_p = pre_idx.data_ptr() if pre_idx is not None else p_i
     p_k = kv_lens.data_ptr() if kv_lens is not None else p_i
     views = _NO_VIEWS
+    ws_ptrs = ()
+    stream = None
     if entry.ws_args:
         if workspace is None:
-            views = entry.ws_views.get(_get_raw_stream(prep.dev_index) if prep.dev_index is not None else 0)
+            stream = _get_raw_stream(prep.dev_index) if prep.dev_index is not None else 0
+            got = entry.ws_views.get(stream)
+            views, ws_ptrs = got if got is not None else (None, ())
         else:
-            views, ws_align = _caller_views(prep, entry, workspace)
+            views, ws_align, ws_ptrs = _caller_views(prep, entry, workspace)
             if ws_align != entry.default_ws_align:
                 views = None
     if views is None or not entry.hot or (p_i | p_v | p_l | p_p | p_k) & (cache.ALIGN - 1):
         return _launch_checked(prep, entry, (p_i, p_v, p_l, p_p, p_k), logits, pre_idx, kv_lens, indices, values,
                                workspace)
-    entry.kernel.run(indices_ptr=indices, values_ptr=values if values is not None else indices, logits_ptr=logits,
-                     pre_idx_ptr=pre_idx if pre_idx is not None else indices,
-                     kv_lens_ptr=kv_lens if kv_lens is not None else indices, **views, **entry.scalars,
-                     grid=entry.grid, warmup=False)
+    direct = entry.direct
+    if direct is not None:
+        if stream is None:
+            stream = _get_raw_stream(prep.dev_index) if prep.dev_index is not None else 0
+        direct(stream, p_i, p_v, p_l, p_p, p_k, *ws_ptrs)
+        return
+    compiled = entry.kernel.run(indices_ptr=indices, values_ptr=values if values is not None else indices,
+                                logits_ptr=logits, pre_idx_ptr=pre_idx if pre_idx is not None else indices,
+                                kv_lens_ptr=kv_lens if kv_lens is not None else indices, **views, **entry.scalars,
+                                grid=entry.grid, warmup=False)
+    if not entry.direct_tried:
+        # The variant of the hot pattern just launched through the regular path: keep it for direct launches.
+        entry.direct_tried = True
+        entry.direct = direct_launch.build(compiled, entry.kernel, entry.grid, entry.scalars,
+                                           POINTER_ARGS + entry.ws_args)
 
 
 def _launch_checked(prep, entry, ptrs, logits, pre_idx, kv_lens, indices, values, workspace):
@@ -341,10 +361,11 @@ def _launch_checked(prep, entry, ptrs, logits, pre_idx, kv_lens, indices, values
         views = None
         if workspace is None:
             stream = _get_raw_stream(prep.dev_index) if prep.dev_index is not None else 0
-            views = entry.ws_views.get(stream)
+            got = entry.ws_views.get(stream)
+            views = got[0] if got is not None else None
             ws_align = entry.default_ws_align
         else:
-            views, ws_align = _caller_views(prep, entry, workspace)
+            views, ws_align, _ = _caller_views(prep, entry, workspace)
     align = (user_align, ws_align)
     full = None
     if align not in entry.warm:
@@ -361,7 +382,7 @@ def _launch_checked(prep, entry, ptrs, logits, pre_idx, kv_lens, indices, values
                 # Not allocator-aligned after all: launch it as a caller workspace (keyed by what it really is).
                 return _launch_checked(prep, entry, ptrs, logits, pre_idx, kv_lens, indices, values, buf)
             views = entry.module.workspace_kwargs(entry.plan, prep.rows, buf.view(torch.uint8))
-            entry.ws_views.put(stream, views)
+            entry.ws_views.put(stream, (views, tuple(views[n].data_ptr() for n in entry.ws_args)))
     entry.kernel.run(indices_ptr=indices, values_ptr=values if values is not None else indices, logits_ptr=logits,
                      pre_idx_ptr=pre_idx if pre_idx is not None else indices,
                      kv_lens_ptr=kv_lens if kv_lens is not None else indices, **views, **entry.scalars,

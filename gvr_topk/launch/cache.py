@@ -182,13 +182,17 @@ class LaunchEntry:
         ``hot`` is True once the usual pattern ``hot_align`` (every pointer aligned, the library workspace) is
         warm: then a call with that pattern skips every check but one flag.
     ws_views : BoundedCache
-        Workspace views of the library workspace, per stream.
+        Workspace views of the library workspace and their addresses, per stream: ``(views, pointers)``.
+    direct, direct_tried
+        The :class:`~gvr_topk.launch.direct.DirectLaunch` of the hot pattern's compiled kernel (None until the
+        hot pattern has launched once through ``JITFunction.run``, or where a direct launch is not possible), and
+        whether building it was tried.
     info : dict
         What the launch is, for messages (rows, K, npad, n_env, dtype, mode, ...).
     """
 
     __slots__ = ("plan", "kernel", "grid", "scalars", "ws_args", "ws_offsets", "key", "warm", "ws_views", "info",
-                 "module", "ws_nbytes", "default_ws_align", "hot", "hot_align")
+                 "module", "ws_nbytes", "default_ws_align", "hot", "hot_align", "direct", "direct_tried")
 
     def __init__(self, plan: Plan, module, rows: int, scalars: dict, pointer_dtypes: dict, device: torch.device,
                  ws_nbytes: int, info: dict):
@@ -216,6 +220,8 @@ class LaunchEntry:
         self.hot_align = ((True,) * 5, self.default_ws_align)
         self.hot = False
         self.ws_views = BoundedCache(16)
+        self.direct = None
+        self.direct_tried = False
         self.info = info
 
     def full_key(self, align: tuple) -> tuple:

@@ -1,0 +1,128 @@
+"""Direct launch of an already compiled Triton kernel (host code only).
+
+``JITFunction.run`` binds and specialises every argument on every call (the generated binder, the compile-cache
+key, the launch metadata) before it reaches the compiled kernel's launcher. For a prepared launch all of that is
+fixed, so the launcher cache keeps the compiled kernel and calls its launcher with the fixed arguments stored once
+and the per-call pointers passed as integers. Measured on the H200 host (1 x 16387, K=2048, split family, Triton
+3.6, ``benchmarks/NOTES.md`` entry 13): 21.4 us of host time per launch through ``JITFunction.run``, 12.6 us
+direct.
+
+Built only where it is the same launch as the regular path:
+
+* Triton >= 3.3, whose launcher takes the grid, stream, function, packed metadata, launch metadata and the two
+  launch hooks, then every bound argument in signature order (constexprs included);
+* no launch hooks installed when it is built (a profiler that installs hooks sees launches prepared afterwards
+  through the regular path; ``gvr_topk.clear_launch_cache()`` re-prepares every launch);
+* a kernel whose first parameters are the per-call pointers, followed only by arguments the prepared launch fixes.
+
+Anything else keeps the regular path (``build`` returns None), which is also what the Triton interpreter uses, and
+so does ``GVR_TOPK_DIRECT_LAUNCH=0``.
+"""
+
+import inspect
+import os
+from typing import Optional
+from typing import Sequence
+
+import triton
+
+#: Direct launches on (default) or off: ``GVR_TOPK_DIRECT_LAUNCH=0`` in the environment keeps every launch on the
+#: regular path (debugging, A/B timing); takes effect for launches prepared afterwards
+#: (``gvr_topk.clear_launch_cache()``).
+ENABLED = os.environ.get("GVR_TOPK_DIRECT_LAUNCH", "1") != "0"
+#: Oldest Triton whose compiled-kernel launcher takes every bound argument (constexprs included) after the hooks.
+MIN_TRITON = (3, 3)
+
+
+def triton_version() -> tuple:
+    """(major, minor) of the installed Triton."""
+    parts = []
+    for p in triton.__version__.split(".")[:2]:
+        digits = "".join(ch for ch in p if ch.isdigit())
+        parts.append(int(digits) if digits else 0)
+    return tuple(parts)
+
+
+def _hook_set(hook) -> bool:
+    # Triton 3.6 keeps None when no hook is set; newer versions keep a chain of hooks (``calls``), empty when none.
+    if hook is None:
+        return False
+    calls = getattr(hook, "calls", None)
+    return calls is None or len(calls) > 0
+
+
+def hooks_installed() -> bool:
+    """True when a launch enter/exit hook is set (a profiler watching launches), or when it cannot be told."""
+    try:
+        from triton import knobs
+
+        return _hook_set(knobs.runtime.launch_enter_hook) or _hook_set(knobs.runtime.launch_exit_hook)
+    except Exception:  # an API without knobs: keep the regular path
+        return True
+
+
+class DirectLaunch:
+    """One compiled kernel, its grid and its fixed trailing arguments; called with the stream and the pointers.
+
+    Parameters
+    ----------
+    launcher : callable
+        The compiled kernel's launcher (``CompiledKernel.run``).
+    function, metadata
+        ``CompiledKernel.function`` (the loaded CUDA function) and ``CompiledKernel.packed_metadata``.
+    grid : tuple of int
+        Launch grid, padded to three dimensions.
+    tail : tuple
+        Every argument after the pointers, in signature order (ints and constexpr values).
+    """
+
+    __slots__ = ("launcher", "function", "metadata", "grid", "tail")
+
+    def __init__(self, launcher, function, metadata, grid: tuple, tail: tuple):
+        self.launcher = launcher
+        self.function = function
+        self.metadata = metadata
+        self.grid = grid
+        self.tail = tail
+
+    def __call__(self, stream: int, *ptrs: int) -> None:
+        """Launch on the raw CUDA ``stream`` handle with the pointer arguments ``ptrs`` (int addresses, in
+        signature order)."""
+        g = self.grid
+        self.launcher(g[0], g[1], g[2], stream, self.function, self.metadata, None, None, None, *ptrs, *self.tail)
+
+
+def build(compiled, kernel, grid: Sequence[int], scalars: dict, pointer_names: Sequence[str]
+          ) -> Optional[DirectLaunch]:
+    """A :class:`DirectLaunch` of ``compiled`` (what ``kernel.run(...)`` returned), or None where the regular path
+    must stay (see the module docstring).
+
+    Parameters
+    ----------
+    compiled : object
+        The return value of ``JITFunction.run`` for this launch (a ``CompiledKernel``; None or anything without a
+        launcher under the interpreter).
+    kernel : triton.runtime.JITFunction
+        The kernel, for its parameter order.
+    grid : sequence of int
+        The launch grid (1 to 3 dimensions).
+    scalars : dict
+        Every non-pointer argument of the launch by name (launch options such as ``num_warps`` may be present).
+    pointer_names : sequence of str
+        The per-call pointer parameters, which must be the kernel's first parameters in this order.
+    """
+    if not ENABLED or compiled is None or triton_version() < MIN_TRITON or hooks_installed():
+        return None
+    launcher = getattr(compiled, "run", None)
+    function = getattr(compiled, "function", None)
+    metadata = getattr(compiled, "packed_metadata", None)
+    if not callable(launcher) or function is None or metadata is None:
+        return None
+    names = list(inspect.signature(getattr(kernel, "fn", kernel)).parameters)
+    np = len(pointer_names)
+    if tuple(names[:np]) != tuple(pointer_names) or any(n not in scalars for n in names[np:]):
+        return None
+    if not 1 <= len(grid) <= 3:
+        return None
+    grid3 = tuple(int(g) for g in grid) + (1,) * (3 - len(grid))
+    return DirectLaunch(launcher, function, metadata, grid3, tuple(scalars[n] for n in names[np:]))

@@ -1,0 +1,146 @@
+"""Direct launches of compiled kernels (``gvr_topk/launch/direct.py``).
+
+CPU: when a direct launch is built and when the regular path must stay, and the exact argument list a direct launch
+hands the compiled kernel's launcher (a recording stand-in for Triton's launcher, checked against the prepared
+launch's own arguments by name). GPU: the hot path switches to direct launches after its first call and stays exact
+when the tensors behind the pointers change, with the library workspace and with a caller workspace.
+"""
+
+import inspect
+
+import pytest
+import torch
+
+import gvr_topk
+from gvr_topk import api
+from gvr_topk.launch import direct
+from gvr_topk.launch.common import POINTER_ARGS
+from gvr_topk.testing import check_exact
+
+pytestmark = pytest.mark.gvr_topk
+DEV = "cuda" if torch.cuda.is_available() else "cpu"
+gpu_only = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+
+
+class _Compiled:
+    """Stands in for a ``CompiledKernel``: a launcher that records what it is called with."""
+
+    def __init__(self):
+        self.calls = []
+        self.function = object()
+        self.packed_metadata = object()
+
+    def run(self, *args):
+        self.calls.append(args)
+
+
+def _entry(rows=2, n=20000, k=64):
+    """A prepared split launch (one call through the regular path, the interpreter on CPU)."""
+    api.clear_launch_cache()
+    x = torch.randn(rows, n, device=DEV)
+    kv = torch.full((rows,), n, dtype=torch.int32, device=DEV)
+    idx = torch.empty(rows, k, dtype=torch.int32, device=DEV)
+    gvr_topk.run_varlen(x, None, kv, idx, max_seq_len=n, family="split")
+    (prep,) = api._PREPARED.values()
+    return prep.entry
+
+
+def _names(kernel):
+    return list(inspect.signature(getattr(kernel, "fn", kernel)).parameters)
+
+
+def test_direct_launch_passes_every_argument_in_signature_order():
+    entry = _entry()
+    fake = _Compiled()
+    ptr_names = POINTER_ARGS + entry.ws_args
+    d = direct.build(fake, entry.kernel, entry.grid, entry.scalars, ptr_names)
+    if direct.triton_version() < direct.MIN_TRITON:
+        assert d is None
+        return
+    assert d is not None
+    ptrs = tuple(4096 * (i + 1) for i in range(len(ptr_names)))
+    d(1234, *ptrs)
+    (args,) = fake.calls
+    grid = tuple(entry.grid) + (1,) * (3 - len(entry.grid))
+    assert args[:9] == grid + (1234, fake.function, fake.packed_metadata, None, None, None)
+    by_name = dict(zip(_names(entry.kernel), args[9:]))
+    assert len(args) - 9 == len(_names(entry.kernel))
+    assert {n: by_name[n] for n in ptr_names} == dict(zip(ptr_names, ptrs))
+    assert {n: v for n, v in by_name.items() if n not in ptr_names} == {
+        n: entry.scalars[n] for n in _names(entry.kernel) if n not in ptr_names}
+
+
+def test_regular_path_stays_where_a_direct_launch_is_not_the_same_launch(monkeypatch):
+    entry = _entry()
+    ptr_names = POINTER_ARGS + entry.ws_args
+    args = (entry.kernel, entry.grid, entry.scalars, ptr_names)
+    assert direct.build(None, *args) is None  # the interpreter returns no compiled kernel
+
+    class NoLauncher:
+        function = packed_metadata = object()
+
+    assert direct.build(NoLauncher(), *args) is None
+    # Pointers not first in this order, or a kernel argument the prepared launch does not fix.
+    assert direct.build(_Compiled(), entry.kernel, entry.grid, entry.scalars, ptr_names[::-1]) is None
+    short = dict(entry.scalars)
+    short.pop("K")
+    assert direct.build(_Compiled(), entry.kernel, entry.grid, short, ptr_names) is None
+    assert direct.build(_Compiled(), entry.kernel, (1, 1, 1, 1), entry.scalars, ptr_names) is None
+    # An older Triton's launcher takes other arguments; a launch hook means someone watches every launch.
+    monkeypatch.setattr(direct, "triton_version", lambda: (3, 2))
+    assert direct.build(_Compiled(), *args) is None
+    monkeypatch.setattr(direct, "triton_version", lambda: (3, 6))
+    monkeypatch.setattr(direct, "hooks_installed", lambda: True)
+    assert direct.build(_Compiled(), *args) is None
+    monkeypatch.setattr(direct, "hooks_installed", lambda: False)
+    assert direct.build(_Compiled(), *args) is not None
+    monkeypatch.setattr(direct, "ENABLED", False)  # GVR_TOPK_DIRECT_LAUNCH=0
+    assert direct.build(_Compiled(), *args) is None
+
+
+def test_launch_hooks_are_told_apart_from_empty_hook_chains(monkeypatch):
+    from triton import knobs
+
+    class Chain:  # newer Triton: a chain of hooks, empty when none is set
+        def __init__(self, calls):
+            self.calls = calls
+
+    for enter, exit_, want in ((None, None, False), (Chain([]), Chain([]), False), (Chain([print]), None, True),
+                               (None, Chain([print]), True), (print, None, True)):
+        monkeypatch.setattr(knobs.runtime, "launch_enter_hook", enter, raising=False)
+        monkeypatch.setattr(knobs.runtime, "launch_exit_hook", exit_, raising=False)
+        assert direct.hooks_installed() is want, (enter, exit_)
+
+
+def test_triton_version_parses_release_and_dev_strings(monkeypatch):
+    import triton
+
+    for text, want in (("3.6.0", (3, 6)), ("3.9.0+git1234", (3, 9)), ("3.10.0rc1", (3, 10)), ("4.0", (4, 0))):
+        monkeypatch.setattr(triton, "__version__", text)
+        assert direct.triton_version() == want
+
+
+@gpu_only
+@pytest.mark.parametrize("caller_ws", [False, True], ids=["library_ws", "caller_ws"])
+@pytest.mark.parametrize("rows,n,k", [(1, 131075, 2048), (4, 16387, 512), (8, 4111, 2048)])
+def test_hot_path_goes_direct_and_stays_exact(rows, n, k, caller_ws):
+    """From the second hot call on, launches go direct (split and register families); every call is exact on new
+    data in the same buffers and on other buffers of the same signature."""
+    api.clear_launch_cache()
+    g = torch.Generator(device=DEV).manual_seed(rows * n + k)
+    x = torch.randn(rows, n, device=DEV, generator=g)
+    kv = torch.full((rows,), n, dtype=torch.int32, device=DEV)
+    idx = torch.empty(rows, k, dtype=torch.int32, device=DEV)
+    wsb = torch.zeros(gvr_topk.workspace_bytes(rows, k), dtype=torch.uint8, device=DEV) if caller_ws else None
+    for step in range(4):
+        x.copy_(torch.randn(rows, n, device=DEV, generator=g))
+        idx.fill_(-7)
+        gvr_topk.run_varlen(x, None, kv, idx, max_seq_len=n, workspace=wsb)
+        torch.cuda.synchronize()
+        assert not check_exact(x, idx, kv_lens=kv), step
+    (prep,) = api._PREPARED.values()
+    assert prep.entry.direct is not None, prep.entry.plan
+    x2, idx2 = torch.randn(rows, n, device=DEV, generator=g), torch.full((rows, k), -7, dtype=torch.int32, device=DEV)
+    gvr_topk.run_varlen(x2, None, kv, idx2, max_seq_len=n, workspace=wsb)
+    torch.cuda.synchronize()
+    assert not check_exact(x2, idx2, kv_lens=kv)
