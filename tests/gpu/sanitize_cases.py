@@ -106,11 +106,24 @@ def main(argv=None) -> int:
         p = check_exact(x, idx, n_valid=4097)
         print(f"run family={family}: {'exact' if not p else 'WRONG ' + '; '.join(p)}", flush=True)
         failed += bool(p)
+    # One signature called three times: from the second hot call on, launches go direct (launch/direct.py).
+    direct_calls = 0
+    for family, n in (("split", 20000), ("reg", 5000)):
+        for rep in range(3):
+            xr = torch.randn(2, n, device=DEV)
+            kv = torch.full((2,), n, dtype=torch.int32, device=DEV)
+            idx = torch.empty(2, 64, dtype=torch.int32, device=DEV)
+            gvr_topk.run_varlen(xr, None, kv, idx, family=family, max_seq_len=n)
+            p = check_exact(xr, idx, kv_lens=kv)
+            print(f"repeated call {rep + 1} family={family}: {'exact' if not p else 'WRONG ' + '; '.join(p)}",
+                  flush=True)
+            failed += bool(p)
+            direct_calls += 1
     idx, val = gvr_topk.topk(x, 100, return_values=True)
     p = check_exact(x, idx, values=val)
     failed += bool(p)
     print(f"topk: {'exact' if not p else 'WRONG ' + '; '.join(p)}")
-    total = len(all_cases) + len(gvr_topk.FAMILIES) + 1
+    total = len(all_cases) + len(gvr_topk.FAMILIES) + direct_calls + 1
     if failed:
         print(f"GVR-SANITIZE-CASES FAILED {failed} of {total} cases")
         return 1
