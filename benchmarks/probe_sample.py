@@ -23,10 +23,6 @@ same rows is timed too. An arm is written as ``/``-separated settings:
 * ``v<N>``: ``SELECT_MANY_WARPS`` (warps of that select),
 * ``y<N>``: ``SPLIT_SHORT_MAX_N`` (longest rows that go to ``split`` up to ``SPLIT_MAX_ROWS_SHORT`` rows),
 * ``z<N>``: ``SELECT_RANK_MAX`` (crossing bins up to N candidates ranked by one all-pairs compare; 0 = off),
-* ``h<N>``: ``SAMPLE_SLACK_SHIFT`` (one sample histogram level when its slack is at most rank >> N; 0 = off),
-* ``e<N>``: ``STREAM_PREFETCH`` (1: the staging loop issues the next tile's load before this tile's atomic),
-* ``d<N>``: ``SPLIT_PRELOAD`` (1: split programs load their first tile before the sample threshold, then stage
-  pipelined),
 * ``r<N>``: ``STREAM_CHUNK_ROWS`` (rows per launch chunk of the streaming family),
 * ``o<N>``: ``STREAM_MIN_CHUNK`` (fewest scores per staging program),
 * ``b<N>``: ``THRESHOLD_WARPS`` (warps of the streaming family's threshold kernel).
@@ -63,7 +59,6 @@ KNOBS = {"g": "SAMPLE_GROUP", "m": "AIM_MARGIN", "a": "SAMPLE_ABOVE", "x": "SAMP
          "s": "STREAM_WARPS", "i": "STREAM_TILE", "q": "SPLIT_TARGET_PROGRAMS",
          "u": "SPLIT_MAX_ROWS", "k": "SPLIT_MIN_CHUNK", "n": "SELECT_MANY_MAXNREG",
          "v": "SELECT_MANY_WARPS", "y": "SPLIT_SHORT_MAX_N", "z": "SELECT_RANK_MAX",
-         "h": "SAMPLE_SLACK_SHIFT", "e": "STREAM_PREFETCH", "d": "SPLIT_PRELOAD",
          "r": "STREAM_CHUNK_ROWS", "o": "STREAM_MIN_CHUNK", "b": "THRESHOLD_WARPS"}
 #: Settings whose tuning value is not the integer itself.
 _VALUE = {"c": lambda v: ((2048, v),), "f": lambda v: v / 100}

@@ -48,15 +48,14 @@ def two_kernel(logits, hint, kv, out, k, n_env, split, cap, aim, sample, tile, w
         m = min(chunk, rows - r0)
         _gvr_threshold_kernel[(m,)](logits, kv, thr, row0=r0, n_bound=n_env, row_stride=logits.stride(0),
                                     n_uniform=0, next_n=1, cr_shift=0, aim=aim, CAP=cap, SAMPLE=sample,
-                                    SAMPLE_GROUP=group, SAMPLE_SLACK=0, VARLEN=True, num_warps=4)
-        _gvr_stage_kernel[(split, m)](row0=r0, SPLIT=split, PREFETCH=tuning.STREAM_PREFETCH, ws_thr_ptr=thr,
-                                      num_warps=warps_stage,
+                                    SAMPLE_GROUP=group, VARLEN=True, num_warps=4)
+        _gvr_stage_kernel[(split, m)](row0=r0, SPLIT=split, ws_thr_ptr=thr, num_warps=warps_stage,
                                       **dict(common, TILE=stage_tile))
         select_args = {name: v for name, v in common.items() if name != "TILE"}
         _gvr_select_kernel[(m,)](row0=r0, pre_idx_ptr=hint if hint is not None else out,
                                  pre_stride=hint.stride(0) if hint is not None else 0, HINT_FREE=hint is None,
                                  aim=aim, SAMPLE=sample, SAMPLE_GROUP=group, MIN_TILE=tuning.SELECT_MIN_TILE,
-                                 RANK_MAX=0, REFINE_TILE=tile, num_warps=warps_select, **select_args)
+                                 REFINE_TILE=tile, num_warps=warps_select, **select_args)
 
 
 def main():
@@ -99,8 +98,8 @@ def main():
                         row_stride=logits.stride(0), out_stride=out.stride(0), val_stride=0, pre_stride=0,
                         n_uniform=0, next_n=1, cr_shift=0, aim=aim, K=k, KB=max(16, 1 << (k - 1).bit_length()),
                         TILE=tile, CAP=cap, SAMPLE=sample, SAMPLE_GROUP=tuning.SAMPLE_GROUP,
-                        SAMPLE_SLACK=0, MIN_TILE=tuning.SELECT_MIN_TILE, RANK_MAX=0, SPLIT=plan.split,
-                        PRELOAD=tuning.SPLIT_PRELOAD, HINT_FREE=True, VARLEN=True, HAS_VALUES=False, num_warps=w))
+                        MIN_TILE=tuning.SELECT_MIN_TILE, RANK_MAX=0, SPLIT=plan.split,
+                        HINT_FREE=True, VARLEN=True, HAS_VALUES=False, num_warps=w))
         ws = torch.zeros(4 * (512 + 2 * 256 * cap), dtype=torch.uint8, device=dev)
         splan = dispatch.plan_for("stream", rows, case.n, npad, k)
         for tile, w_stage in ((2048, 4), (4096, 4), (8192, 4), (8192, 8)):

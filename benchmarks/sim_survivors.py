@@ -37,7 +37,7 @@ def simulate(logits: torch.Tensor, k: int) -> dict:
     rank = reference.sample_rank(n, plan.aim, plan.sample)
     ratios, classes = [], dict(under_k=0, half=0, full=0, over=0)
     for r in range(rows):
-        thr = reference.sample_threshold(keys[r], rank, plan.sample, tuning.SAMPLE_GROUP, tuning.SAMPLE_SLACK_SHIFT)
+        thr = reference.sample_threshold(keys[r], rank, plan.sample, tuning.SAMPLE_GROUP)
         c = int((keys[r] >= thr).sum())
         ratios.append(c / plan.aim)
         cls = "under_k" if c < k else "half" if c <= plan.cap // 2 else "full" if c <= plan.cap else "over"

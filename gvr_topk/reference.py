@@ -93,7 +93,7 @@ def sample_rank(n: int, aim: int, sample: int) -> int:
     return min(max((aim * sample + n - 1) // n, 1), sample)
 
 
-def sample_threshold(keys: torch.Tensor, rank: int, sample: int, group: int, slack_shift: int = 0) -> int:
+def sample_threshold(keys: torch.Tensor, rank: int, sample: int, group: int) -> int:
     """The staging threshold the kernels derive from a row's sample (the host mirror of ``_sample_threshold``).
 
     Two 256-bin histogram levels over the sampled order keys, each keeping the bin where the ``rank``-th largest
@@ -107,9 +107,6 @@ def sample_threshold(keys: torch.Tensor, rank: int, sample: int, group: int, sla
         int64 ``(n,)`` order keys of one row (:func:`order_keys`), ``n >= sample``.
     rank, sample, group : int
         :func:`sample_rank`'s rank, ``Plan.sample`` and ``tuning.SAMPLE_GROUP``.
-    slack_shift : int
-        ``tuning.SAMPLE_SLACK_SHIFT``: with s > 0 the second level is skipped when the first level's crossing bin
-        holds at most ``rank >> s`` sampled keys beyond the needed ones.
 
     Returns
     -------
@@ -118,9 +115,8 @@ def sample_threshold(keys: torch.Tensor, rank: int, sample: int, group: int, sla
     """
     k = keys[sample_columns(keys.numel(), sample, group)].tolist()
     lo, hi, need = min(k), max(k), rank
-    spare = sample
-    for level in range(2):
-        if lo >= hi or (level > 0 and slack_shift > 0 and spare <= (rank >> slack_shift)):
+    for _level in range(2):
+        if lo >= hi:
             break
         shift = 0
         while ((hi - lo) >> shift) >= 256:
@@ -135,7 +131,6 @@ def sample_threshold(keys: torch.Tensor, rank: int, sample: int, group: int, sla
                 break
             at_or_above += hist[b]
         need -= at_or_above
-        spare = hist[b] - need
         new_lo = lo + (b << shift)
         hi = new_lo + min(hi - new_lo, (1 << shift) - 1)
         lo = new_lo

@@ -56,12 +56,6 @@ SAMPLE_MIN, SAMPLE_MAX = 512, 2048
 #: samples but see correlated runs of tokens; single scores cost 8x the sample's sectors (128 KB at 4096 samples)
 #: and estimate the row's quantile far better (see AIM_MARGIN).
 SAMPLE_GROUP = 1
-#: Skip the sample threshold's second histogram level when the first level's crossing bin holds at most
-#: ``rank >> SAMPLE_SLACK_SHIFT`` sampled keys beyond the needed ones (the staging then admits at most that share
-#: more than aimed at); 0 = always two levels. Built for the 1-row critical path, where the sample threshold took
-#: 6.4 us of a 29 us launch at 131075 columns (NOTES entry 12; one 2048-lane level is ~1.3 us, entry 5). Not
-#: measured yet (off; probe setting ``h2``).
-SAMPLE_SLACK_SHIFT = 0
 
 # --- streaming family (three kernels: threshold, stage, select) -------------------------------------
 #: Scores per loop iteration of the staging kernel, and its warps. One warp per program (was 4 warps, 2048-score
@@ -71,11 +65,6 @@ SAMPLE_SLACK_SHIFT = 0
 #: 68.6, 512 x 16387 148.6 -> 139.4; 2-warp programs and 512-score tiles were slower at 131075 columns.
 STREAM_TILE = 1024
 STREAM_WARPS = 1
-#: Staging loop software-pipelined (1) or not (0): the next tile's load issued before this tile's atomic, whose
-#: returned position the warp otherwise waits for with no load in flight. Built for the one-warp staging programs
-#: (a round trip per 1024 scores); NOTES entry 10 found a manual prefetch gained nothing with 4-warp programs. Not
-#: measured yet (off; probe setting ``e1``).
-STREAM_PREFETCH = 0
 #: Warps of the per-row threshold and selection kernels. SELECT_WARPS 16 (was 8): faster or equal in every streaming
 #: cell of two probe runs on the H200 (NOTES entry 10; 64 x 131075 -4 to -8%, 512 x 131075 -1%); the select then
 #: compiles to 128 registers per thread instead of 255, one 512-thread program per SM either way.
@@ -124,11 +113,6 @@ SPLIT_TARGET_PROGRAMS = DEFAULT_NUM_SMS
 SPLIT_MIN, SPLIT_MAX = 2, 64
 SPLIT_MIN_CHUNK = 2048
 SPLIT_TILE = 2048
-#: Split programs request their share's first tile before computing the sample threshold, then stage it
-#: software-pipelined (the next tile's load before each tile's atomic), so the share's load overlaps the threshold
-#: (6.4 us at 1 x 131075, NOTES entry 12) instead of following it (1.8 us). Not measured yet (off; probe setting
-#: ``d1``).
-SPLIT_PRELOAD = 0
 #: Warps per split program, every row length. Was 16 for rows past 65536 columns (measured better at 33 programs of
 #: two tiles per row, NOTES entry 6); with one program per SM and per tile, 8 warps won at every probed split cell
 #: (arm ``l8``, entry 12): 1 x 131075 K=512 30.1 -> 26.0 us, K=2048 34.4 -> 33.3, 8 x 131075 39.8 -> 33.4 and
@@ -142,7 +126,9 @@ SELECT_MIN_TILE = 2048
 #: Crossing bins of at most this many candidates are selected by one all-pairs rank (RANK_MAX x RANK_MAX compares)
 #: instead of radix levels on the CROSS_CAP-lane tile; 0 turns it off. Built for the 1-row select chain, where the
 #: radix levels on the compacted crossing bin (15-72 candidates on decode rows) took 2.2-2.7 us of ~11 us (NOTES
-#: entry 12); predicted ~2 us less per select. Not measured yet (off; probe setting ``z64``).
+#: entry 12); predicted ~2 us less per select. Measured on the H200 (probe setting ``z64``, NOTES entry 13): 1-row
+#: cells -0.6 to -2.7 us (within their +-2 us run-to-run noise), 64 x 16387 K=2048 +2.5 us, 512 x 131075 K=2048
+#: +7.9 us (the select past one wave runs capped at 128 registers): not adopted, kept off.
 SELECT_RANK_MAX = 0
 #: Largest crossing bin (candidates sharing the K-th score's histogram bin) refined on a compacted small tile.
 #: Decode-like rows put a few dozen candidates there; larger bins are refined in place on the staged tile.

@@ -210,7 +210,7 @@ def _exact_row(out_ptr, val_ptr, row_ptr, n, K: tl.constexpr, TILE: tl.constexpr
 
 
 @triton.jit
-def _sample_threshold(row_ptr, n, rank, SAMPLE: tl.constexpr, GROUP: tl.constexpr, SLACK_SHIFT: tl.constexpr):
+def _sample_threshold(row_ptr, n, rank, SAMPLE: tl.constexpr, GROUP: tl.constexpr):
     """An order key that at least ``rank`` scores of a deterministic sample of ``SAMPLE`` scores reach, close to the
     sample's rank-``rank`` key (within 1/65536 of the sample's key span).
 
@@ -220,9 +220,7 @@ def _sample_threshold(row_ptr, n, rank, SAMPLE: tl.constexpr, GROUP: tl.constexp
     range. Adjacent scores of decode rows are correlated (runs of related tokens), so wide groups sample fewer
     independent scores: GROUP=1 costs one 32-byte sector per score but keeps the survivor count within 0.83-1.22x
     of its aim on the benchmark's decode rows, against 0.48-1.82x with GROUP=8 (tuning.SAMPLE_GROUP). Every
-    program of a row computes the same value. SLACK_SHIFT > 0 (``tuning.SAMPLE_SLACK_SHIFT``) skips the second
-    level when the first one's crossing bin holds at most ``rank >> SLACK_SHIFT`` sampled keys beyond the needed
-    ones: the threshold then admits at most that share more of the sample than asked for."""
+    program of a row computes the same value."""
     GROUPS: tl.constexpr = SAMPLE // GROUP
     g = tl.arange(0, GROUPS)
     n_g = n // GROUP
@@ -232,19 +230,13 @@ def _sample_threshold(row_ptr, n, rank, SAMPLE: tl.constexpr, GROUP: tl.constexp
     keys = _order_key(tl.load(row_ptr + cols).to(tl.float32))
     lo, hi = _minmax(keys, cols >= 0)
     need = tl.zeros([], tl.int32) + rank
-    spare = tl.zeros([], tl.int32) + SAMPLE  # sampled keys of the crossing bin beyond the needed ones (none known)
-    for level in tl.static_range(2):
-        go = lo < hi
-        if level > 0:
-            if SLACK_SHIFT > 0:
-                go = go & (spare > (rank >> SLACK_SHIFT))
-        if go:
+    for _level in tl.static_range(2):
+        if lo < hi:
             shift = _digit_shift(hi - lo)
             win = (keys >= lo) & (keys <= hi)
             digit = tl.where(win, (keys - lo) >> shift, 0).to(tl.int32)
             b, above, in_b = _crossing_bin(tl.histogram(digit, 256, mask=win), need, 256)
             need -= above
-            spare = in_b - need
             new_lo = lo + (b.to(tl.uint32) << shift)
             # Upper edge of bin b, written as an offset from new_lo so it cannot wrap past 2**32 - 1.
             hi = new_lo + tl.minimum(hi - new_lo, (tl.full([], 1, tl.uint32) << shift) - 1)
@@ -409,37 +401,6 @@ def _stage_share(row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP:
 
 
 @triton.jit
-def _share_keys(row_ptr, cols, end):
-    """Order keys of columns ``cols`` of a share ending at ``end`` (0 for columns >= end: those are never read)."""
-    live = cols < end
-    return tl.where(live, _order_key(tl.load(row_ptr + cols, mask=live, other=0.0).to(tl.float32)), 0)
-
-
-@triton.jit
-def _stage_share_pipelined(row_ptr, keys, start, end, thr, count_ptr, slot_keys, slot_cols, CAP: tl.constexpr,
-                           TILE: tl.constexpr):
-    """What :func:`_stage_share` does, software-pipelined: ``keys`` holds the first tile's keys (columns
-    [start, start + TILE), 0 past ``end``), already loaded by the caller, and each iteration issues the next tile's
-    load before this tile's atomic. The atomic returns the slot position, so without this the warp has no load in
-    flight for a whole atomic round trip per tile; a one-warp program (the streaming staging) pays that every tile.
-    The caller may load the first tile before computing ``thr`` (the split family's sample threshold then overlaps
-    the share's first load)."""
-    offs = tl.arange(0, TILE)
-    for s in range(start, end, TILE):
-        cols = s + offs
-        nxt = _share_keys(row_ptr, cols + TILE, end)  # in flight while this tile's atomic returns
-        surv = (cols < end) & (keys >= thr)
-        c = tl.sum(surv.to(tl.int32), 0)
-        if c > 0:
-            base = tl.atomic_add(count_ptr, c, sem="relaxed")
-            pos = base + tl.cumsum(surv.to(tl.int32), 0) - 1
-            keep = surv & (pos < CAP)
-            tl.store(slot_keys + pos, keys.to(tl.int32, bitcast=True), mask=keep)
-            tl.store(slot_cols + pos, cols, mask=keep)
-        keys = nxt
-
-
-@triton.jit
 def _restage(row_ptr, n, thr, count_ptr, slot_keys, slot_cols, CAP: tl.constexpr, TILE: tl.constexpr):
     """One program stages the whole row against ``thr`` through the row's counter (zero on entry); returns the exact
     survivor count and leaves the counter at zero."""
@@ -462,7 +423,7 @@ def _refine_row(out_ptr, val_ptr, row_ptr, hint_ptr, n, count, aim, count_ptr, s
     if (count < K) & (n > CAP):
         rank = _sample_rank(n, aim, SAMPLE)
         if rank < SAMPLE:
-            thr = _sample_threshold(row_ptr, n, tl.minimum(rank * 4, SAMPLE), SAMPLE, SAMPLE_GROUP, 0)
+            thr = _sample_threshold(row_ptr, n, tl.minimum(rank * 4, SAMPLE), SAMPLE, SAMPLE_GROUP)
             count = _restage(row_ptr, n, thr, count_ptr, slot_keys, slot_cols, CAP, TILE)
     if not HINT_FREE:
         if count < K:

@@ -8,8 +8,7 @@ GVR structure without inter-program communication before the hand-off:
 
 1. Every program of a row samples the *same* positions, so all compute the same threshold.
 2. Each streams its contiguous share of the row once and stages survivors into the row's workspace slot, reserving
-   space with one atomic per tile on the row's counter. With PRELOAD (``tuning.SPLIT_PRELOAD``) the share's first
-   tile is requested before step 1 and the next tile's load is issued before each tile's atomic.
+   space with one atomic per tile on the row's counter.
 3. After a barrier, each program adds 1 to the row's arrival counter (acq_rel); the program that arrives last is
    the finisher. It resets both counters to zero (the workspace restores itself, so CUDA-graph replays need no
    memset) and runs the exact selection on the staged candidates.
@@ -26,9 +25,7 @@ from ._common import _row_length
 from ._common import _sample_rank
 from ._common import _sample_threshold
 from ._common import _share_bounds
-from ._common import _share_keys
 from ._common import _stage_share
-from ._common import _stage_share_pipelined
 
 
 @triton.jit
@@ -39,8 +36,7 @@ def _gvr_split_kernel(
     n_bound, row_stride, out_stride, val_stride, pre_stride,
     n_uniform, next_n, cr_shift, aim,
     K: tl.constexpr, KB: tl.constexpr, TILE: tl.constexpr, CAP: tl.constexpr, SAMPLE: tl.constexpr,
-    SAMPLE_GROUP: tl.constexpr, SAMPLE_SLACK: tl.constexpr, MIN_TILE: tl.constexpr, RANK_MAX: tl.constexpr,
-    SPLIT: tl.constexpr, PRELOAD: tl.constexpr,
+    SAMPLE_GROUP: tl.constexpr, MIN_TILE: tl.constexpr, RANK_MAX: tl.constexpr, SPLIT: tl.constexpr,
     HINT_FREE: tl.constexpr,
     VARLEN: tl.constexpr, HAS_VALUES: tl.constexpr,
 ):
@@ -54,23 +50,17 @@ def _gvr_split_kernel(
         if part == 0:
             _emit_short(out_ptr, val_ptr, row_ptr, n, K, KB, HAS_VALUES)
     else:
-        start, end = _share_bounds(n, part, SPLIT, TILE)
-        if PRELOAD:
-            # The share's first tile is requested before the sample threshold, so its load overlaps that work.
-            first = _share_keys(row_ptr, start + tl.arange(0, TILE), end)
+        start, end = _share_bounds(n, part, SPLIT, TILE)  # this program's share of the row
         if n <= CAP:
             thr = tl.full([], 1, tl.uint32)
         else:
-            thr = _sample_threshold(row_ptr, n, _sample_rank(n, aim, SAMPLE), SAMPLE, SAMPLE_GROUP, SAMPLE_SLACK)
+            thr = _sample_threshold(row_ptr, n, _sample_rank(n, aim, SAMPLE), SAMPLE, SAMPLE_GROUP)
         count_ptr = ws_count_ptr + row.to(tl.int64) * 2
         arrive_ptr = count_ptr + 1
         slot_keys = ws_keys_ptr + row.to(tl.int64) * CAP
         slot_cols = ws_cols_ptr + row.to(tl.int64) * CAP
         # ---- this program's share of the row ----
-        if PRELOAD:
-            _stage_share_pipelined(row_ptr, first, start, end, thr, count_ptr, slot_keys, slot_cols, CAP, TILE)
-        else:
-            _stage_share(row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP, TILE)
+        _stage_share(row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP, TILE)
         # ---- hand-off: the last program to arrive finishes the row ----
         tl.debug_barrier()
         arrived = tl.atomic_add(arrive_ptr, 1, sem="acq_rel")

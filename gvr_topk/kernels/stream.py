@@ -29,17 +29,14 @@ from ._common import _row_length
 from ._common import _sample_rank
 from ._common import _sample_threshold
 from ._common import _share_bounds
-from ._common import _share_keys
 from ._common import _stage_share
-from ._common import _stage_share_pipelined
 
 
 @triton.jit
 def _gvr_threshold_kernel(
     logits_ptr, kv_lens_ptr, ws_thr_ptr,  # scores; int32 [batch]; uint32 [rows_chunk] out: each row's threshold
     row0, n_bound, row_stride, n_uniform, next_n, cr_shift, aim,
-    CAP: tl.constexpr, SAMPLE: tl.constexpr, SAMPLE_GROUP: tl.constexpr, SAMPLE_SLACK: tl.constexpr,
-    VARLEN: tl.constexpr,
+    CAP: tl.constexpr, SAMPLE: tl.constexpr, SAMPLE_GROUP: tl.constexpr, VARLEN: tl.constexpr,
 ):
     """Guess, once per row: the staging threshold from a deterministic sample (1 = admit all for rows that fit the
     slot). Computed here once instead of in every staging program of the row."""
@@ -48,7 +45,7 @@ def _gvr_threshold_kernel(
     n = _row_length(row, kv_lens_ptr, n_uniform, next_n, cr_shift, n_bound, VARLEN)
     if n > CAP:
         row_ptr = logits_ptr + row.to(tl.int64) * row_stride
-        thr = _sample_threshold(row_ptr, n, _sample_rank(n, aim, SAMPLE), SAMPLE, SAMPLE_GROUP, SAMPLE_SLACK)
+        thr = _sample_threshold(row_ptr, n, _sample_rank(n, aim, SAMPLE), SAMPLE, SAMPLE_GROUP)
     else:
         thr = tl.full([], 1, tl.uint32)
     tl.store(ws_thr_ptr + local, thr.to(tl.int32, bitcast=True))
@@ -62,12 +59,11 @@ def _gvr_stage_kernel(
     row0, n_bound, row_stride, out_stride, val_stride,
     n_uniform, next_n, cr_shift,
     K: tl.constexpr, KB: tl.constexpr, TILE: tl.constexpr, CAP: tl.constexpr,
-    SPLIT: tl.constexpr, PREFETCH: tl.constexpr, VARLEN: tl.constexpr, HAS_VALUES: tl.constexpr,
+    SPLIT: tl.constexpr, VARLEN: tl.constexpr, HAS_VALUES: tl.constexpr,
 ):
     """Verify for rows ``row0 + program_id(1)``: every program of a row stages the survivors of its share against
     the row's threshold; the row's counter ends up holding the exact survivor count. Launched with one warp per
-    program (``tuning.STREAM_WARPS``): the per-tile reduction and scan then synchronise nothing across warps. With
-    PREFETCH (``tuning.STREAM_PREFETCH``) the next tile's load is issued before each tile's atomic."""
+    program (``tuning.STREAM_WARPS``): the per-tile reduction and scan then synchronise nothing across warps."""
     part = tl.program_id(0)
     local = tl.program_id(1)
     row = row0 + local
@@ -82,12 +78,7 @@ def _gvr_stage_kernel(
         start, end = _share_bounds(n, part, SPLIT, TILE)
         slot_keys = ws_keys_ptr + local.to(tl.int64) * CAP
         slot_cols = ws_cols_ptr + local.to(tl.int64) * CAP
-        if PREFETCH:
-            first = _share_keys(row_ptr, start + tl.arange(0, TILE), end)
-            _stage_share_pipelined(row_ptr, first, start, end, thr, ws_count_ptr + local, slot_keys, slot_cols,
-                                   CAP, TILE)
-        else:
-            _stage_share(row_ptr, start, end, thr, ws_count_ptr + local, slot_keys, slot_cols, CAP, TILE)
+        _stage_share(row_ptr, start, end, thr, ws_count_ptr + local, slot_keys, slot_cols, CAP, TILE)
 
 
 @triton.jit

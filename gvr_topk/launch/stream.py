@@ -87,8 +87,7 @@ def grid(plan: Plan, rows: int) -> tuple:
 def family_kwargs(plan: Plan, rows: int) -> dict:
     """Launch arguments of this family that do not change from call to call (ints, constexprs, warps)."""
     return dict(aim=plan.aim, TILE=plan.block, CAP=plan.cap, SAMPLE=plan.sample, SAMPLE_GROUP=tuning.SAMPLE_GROUP,
-                SAMPLE_SLACK=tuning.SAMPLE_SLACK_SHIFT, MIN_TILE=tuning.SELECT_MIN_TILE,
-                RANK_MAX=tuning.SELECT_RANK_MAX, SPLIT=plan.split, PREFETCH=tuning.STREAM_PREFETCH,
+                MIN_TILE=tuning.SELECT_MIN_TILE, RANK_MAX=tuning.SELECT_RANK_MAX, SPLIT=plan.split,
                 num_rows=rows, chunk_rows=tuning.STREAM_CHUNK_ROWS,
                 stage_warps=plan.num_warps, threshold_warps=tuning.THRESHOLD_WARPS, select_warps=plan.select_warps,
                 select_maxnreg=plan.select_maxnreg, REFINE_TILE=tuning.REFINE_TILE)
