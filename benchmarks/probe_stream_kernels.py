@@ -1,0 +1,66 @@
+"""Developer probe: device time of each kernel of the streaming family (threshold, stage, select) per launch chunk.
+
+    python benchmarks/probe_stream_kernels.py [--out DIR] [--cells 64x131075x2048,512x16387x2048]
+
+Runs ``gvr_topk.run_varlen`` (hint-free) on the benchmark's decode data under ``torch.profiler`` and prints the
+median device time of each kernel name over 10 calls. The calls run back to back, so rows that fit the L2 cache
+(64 x 131075 = 33 MB) are read from it: use the numbers to split a launch into its kernels, not as the benchmark's
+cold-L2 times. Writes ``stream_kernel_times.json`` to ``--out``.
+"""
+
+import argparse
+import json
+import os
+import sys
+from collections import defaultdict
+
+import torch
+from torch.profiler import ProfilerActivity
+from torch.profiler import profile
+
+import gvr_topk
+from gvr_topk.bench.cases import Case
+from gvr_topk.bench.data import make_inputs
+
+DEFAULT_CELLS = "64x131075x2048,512x16387x2048,512x131075x2048"
+
+
+def kernel_times(rows: int, n: int, k: int, calls: int = 10) -> dict:
+    """Median device microseconds per kernel name over ``calls`` calls of one cell."""
+    dev = torch.device("cuda")
+    inp = make_inputs(Case("grid", rows, n, k), k_max=2048, device=dev)
+    x, kv = inp.logits, inp.kv_lens
+    idx = torch.empty(rows, k, dtype=torch.int32, device=dev)
+    for _ in range(3):
+        gvr_topk.run_varlen(x, None, kv, idx, max_seq_len=n)
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(calls):
+            gvr_topk.run_varlen(x, None, kv, idx, max_seq_len=n)
+        torch.cuda.synchronize()
+    times = defaultdict(list)
+    for e in prof.events():
+        if e.device_type == torch.autograd.DeviceType.CUDA:
+            times[e.name].append(getattr(e, "device_time", None) or e.cuda_time)
+    return {name: round(sorted(v)[len(v) // 2], 1) for name, v in times.items()}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--cells", default=DEFAULT_CELLS, help=f"comma-separated ROWSxNxK cells (default {DEFAULT_CELLS})")
+    args = ap.parse_args()
+    res = {}
+    for cell in args.cells.split(","):
+        rows, n, k = (int(v) for v in cell.split("x"))
+        res[cell] = kernel_times(rows, n, k)
+        print(cell, res[cell], flush=True)
+    if args.out:
+        os.makedirs(args.out, exist_ok=True)
+        with open(os.path.join(args.out, "stream_kernel_times.json"), "w") as fh:
+            json.dump(res, fh, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
