@@ -18,8 +18,8 @@ import triton
 import triton.language as tl
 
 import gvr_topk
-from gvr_topk.kernels._common import (_crossing_bin, _digit_shift, _emit_selected, _load_slot, _minmax,
-                                      _sample_rank, _sample_threshold, _select_tile, _share_bounds, _stage_share)
+from gvr_topk.kernels._common import (_emit_selected, _load_slot, _minmax, _sample_rank, _sample_threshold,
+                                      _select_tile, _share_bounds, _split_at_crossing_bin, _stage_share)
 from gvr_topk.bench import timing
 from gvr_topk.bench.cases import Case
 from gvr_topk.bench.data import make_inputs
@@ -39,12 +39,7 @@ def _timed_select(out_ptr, row_ptr, slot_keys, slot_cols, count, tp, K: tl.const
     keys, cols, live = _load_slot(slot_keys, slot_cols, count, CAP)
     lo, hi = _minmax(keys, live)
     tl.store(tp + 5, _now())
-    shift = _digit_shift(hi - lo)
-    digit = tl.where(live, (keys - lo) >> shift, 0).to(tl.int32)
-    b, above, in_b = _crossing_bin(tl.histogram(digit, 256, mask=live), K, 256)
-    need = K - above
-    certain = live & (digit > b)
-    cross = live & (digit == b)
+    certain, cross, need, in_b = _split_at_crossing_bin(keys, live, lo, hi, K)
     tl.store(tp + 6, _now())
     tl.store(tp + 10, in_b.to(tl.int64))
     if in_b <= CROSS_CAP:

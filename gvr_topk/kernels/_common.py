@@ -307,12 +307,7 @@ def _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, 
     refined in place."""
     keys, cols, live = _load_slot(slot_keys, slot_cols, count, CAP)
     lo, hi = _minmax(keys, live)
-    shift = _digit_shift(hi - lo)
-    digit = tl.where(live, (keys - lo) >> shift, 0).to(tl.int32)
-    b, above, in_b = _crossing_bin(tl.histogram(digit, 256, mask=live), K, 256)
-    need = K - above
-    certain = live & (digit > b)
-    cross = live & (digit == b)
+    certain, cross, need, in_b = _split_at_crossing_bin(keys, live, lo, hi, K)
     if need == in_b:
         # The whole crossing bin is needed: no refinement at all.
         _emit_selected(out_ptr, val_ptr, row_ptr, cols, certain | cross, 0, HAS_VALUES)
@@ -335,6 +330,16 @@ def _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, 
     else:
         sel = certain | _select_tile(keys, cols, cross, need)
         _emit_selected(out_ptr, val_ptr, row_ptr, cols, sel, 0, HAS_VALUES)
+
+
+@triton.jit
+def _split_at_crossing_bin(keys, live, lo, hi, K: tl.constexpr):
+    """One 256-bin histogram of the ``live`` keys over their window [lo, hi]: (lanes in bins above the bin holding
+    the K-th largest key, lanes in that crossing bin, how many of the crossing bin are needed, its size)."""
+    shift = _digit_shift(hi - lo)
+    digit = tl.where(live, (keys - lo) >> shift, 0).to(tl.int32)
+    b, above, in_b = _crossing_bin(tl.histogram(digit, 256, mask=live), K, 256)
+    return live & (digit > b), live & (digit == b), K - above, in_b
 
 
 @triton.jit
