@@ -9,8 +9,9 @@ direct.
 
 Built only where it is the same launch as the regular path:
 
-* Triton >= 3.3, whose launcher takes the grid, stream, function, packed metadata, launch metadata and the two
-  launch hooks, then every bound argument in signature order (constexprs included);
+* Triton 3.6 to 3.9, whose launcher takes the grid, stream, function, packed metadata, launch metadata and the two
+  launch hooks, then every bound argument in signature order (constexprs included): 3.6 run on the H200, 3.9 read
+  in its ``JITFunction.run`` (the same call). Other versions keep the regular path until checked;
 * no launch hooks installed when it is built (a profiler that installs hooks sees launches prepared afterwards
   through the regular path; ``gvr_topk.clear_launch_cache()`` re-prepares every launch);
 * a kernel whose first parameters are the per-call pointers, followed only by arguments the prepared launch fixes.
@@ -30,8 +31,9 @@ import triton
 #: regular path (debugging, A/B timing); takes effect for launches prepared afterwards
 #: (``gvr_topk.clear_launch_cache()``).
 ENABLED = os.environ.get("GVR_TOPK_DIRECT_LAUNCH", "1") != "0"
-#: Oldest Triton whose compiled-kernel launcher takes every bound argument (constexprs included) after the hooks.
-MIN_TRITON = (3, 3)
+#: Triton versions (major, minor) whose compiled-kernel launcher is known to take every bound argument (constexprs
+#: included) after the hooks, as ``JITFunction.run`` calls it.
+MIN_TRITON, MAX_TRITON = (3, 6), (3, 9)
 
 
 def triton_version() -> tuple:
@@ -111,7 +113,7 @@ def build(compiled, kernel, grid: Sequence[int], scalars: dict, pointer_names: S
     pointer_names : sequence of str
         The per-call pointer parameters, which must be the kernel's first parameters in this order.
     """
-    if not ENABLED or compiled is None or triton_version() < MIN_TRITON or hooks_installed():
+    if not ENABLED or compiled is None or not MIN_TRITON <= triton_version() <= MAX_TRITON or hooks_installed():
         return None
     launcher = getattr(compiled, "run", None)
     function = getattr(compiled, "function", None)
