@@ -99,6 +99,36 @@ def test_regular_path_stays_where_a_direct_launch_is_not_the_same_launch(monkeyp
     assert direct.build(_Compiled(), *args) is None
 
 
+@pytest.mark.parametrize("caller_ws", [False, True], ids=["library_ws", "caller_ws"])
+def test_hot_path_hands_a_direct_launch_this_calls_pointers(caller_ws):
+    """Once a prepared launch holds a direct launch, a hot call hands it the current stream and, in signature order,
+    this call's tensor addresses and the workspace views' addresses; nothing goes through the regular path. (On the
+    CPU no direct launch is built, so a recorder stands in for one.)"""
+    rows, n, k = 2, 20000, 64
+    api.clear_launch_cache()
+    x = torch.randn(rows, n, device=DEV)
+    kv = torch.full((rows,), n, dtype=torch.int32, device=DEV)
+    idx = torch.empty(rows, k, dtype=torch.int32, device=DEV)
+    wsb = torch.zeros(gvr_topk.workspace_bytes(rows, k), dtype=torch.uint8, device=DEV) if caller_ws else None
+    gvr_topk.run_varlen(x, None, kv, idx, max_seq_len=n, family="split", workspace=wsb)  # prepares, warms
+    (prep,) = api._PREPARED.values()
+    entry = prep.entry
+    assert entry.hot
+    calls = []
+    entry.direct = lambda stream, *ptrs: calls.append((stream, ptrs))
+    gvr_topk.run_varlen(x, None, kv, idx, max_seq_len=n, family="split", workspace=wsb)
+    ((stream, ptrs),) = calls
+    want_stream = torch.cuda.current_stream().cuda_stream if DEV == "cuda" else 0
+    assert stream == want_stream
+    from gvr_topk import workspace as wsm
+
+    # The library workspace of this device and stream: the one the first call made (same buffer, no regrowth).
+    base = (wsb if caller_ws else wsm.default_workspace(x.device, entry.ws_nbytes)).data_ptr()
+    ws_ptrs = tuple(base + o for o in entry.ws_offsets)
+    # No values and no hint: their pointer arguments carry the indices' address (never read).
+    assert ptrs == (idx.data_ptr(), idx.data_ptr(), x.data_ptr(), idx.data_ptr(), kv.data_ptr()) + ws_ptrs
+
+
 def test_launch_hooks_are_told_apart_from_empty_hook_chains(monkeypatch):
     from triton import knobs
 
