@@ -17,7 +17,7 @@ same rows is timed too. An arm is written as ``/``-separated settings:
 * ``s<N>``: ``STREAM_WARPS`` (warps of the staging kernel),
 * ``i<N>``: ``STREAM_TILE`` (scores per staging loop iteration),
 * ``q<N>``: ``SPLIT_TARGET_PROGRAMS`` (programs of a split launch, all rows together),
-* ``u<N>``: ``SPLIT_MAX_ROWS`` (most rows routed to the split family; at most ``SPLIT_FORCED_MAX_ROWS``),
+* ``u<N>``: ``SPLIT_MAX_ROWS`` (most rows routed to the split family),
 * ``k<N>``: ``SPLIT_MIN_CHUNK`` (fewest scores per split program),
 * ``n<N>``: ``SELECT_MANY_MAXNREG`` (register cap per thread of the select past one wave; 0 = none),
 * ``v<N>``: ``SELECT_MANY_WARPS`` (warps of that select),

@@ -96,6 +96,14 @@ def _split_factor(b: int, n: int, num_sms: int) -> int:
     return max(r, tuning.SPLIT_MIN)
 
 
+def row_slots() -> int:
+    """Row slots of a workspace's counter area: the most rows any family keeps counters for in one launch (the split
+    family's routed rows, the streaming family's chunk), hence also the most rows a forced ``family="split"`` launch
+    may have. Read from ``tuning`` at call time, so a re-tuned process (the probes) sizes workspaces and bounds
+    forced launches by the values in force, both from this one definition."""
+    return max(tuning.SPLIT_MAX_ROWS, tuning.SPLIT_MAX_ROWS_SHORT, tuning.STREAM_CHUNK_ROWS)
+
+
 def plan_for(family: str, b: int, n: int, npad: int, k: int, *, num_sms: Optional[int] = None) -> Plan:
     """The plan of one given family at a shape (what ``family=`` forces).
 
@@ -116,7 +124,7 @@ def plan_for(family: str, b: int, n: int, npad: int, k: int, *, num_sms: Optiona
     ------
     ValueError
         Unknown family, ``reg`` for rows longer than ``tuning.REG_MAX_N``, or ``split`` for more than
-        ``tuning.SPLIT_FORCED_MAX_ROWS`` rows.
+        :func:`row_slots` rows.
     """
     _check(b, n, npad, k)
     num_sms = tuning.DEFAULT_NUM_SMS if num_sms is None else num_sms
@@ -139,9 +147,9 @@ def plan_for(family: str, b: int, n: int, npad: int, k: int, *, num_sms: Optiona
                     select_warps=tuning.SELECT_MANY_WARPS if many else tuning.SELECT_WARPS,
                     select_maxnreg=tuning.SELECT_MANY_MAXNREG if many else 0)
     if family == "split":
-        if b > tuning.SPLIT_FORCED_MAX_ROWS:
-            raise ValueError(f"family='split' serves at most {tuning.SPLIT_FORCED_MAX_ROWS} rows per launch (its "
-                             f"workspace holds one slot per row), got {b} rows")
+        if b > row_slots():
+            raise ValueError(f"family='split' serves at most {row_slots()} rows per launch (its workspace holds one "
+                             f"slot per row), got {b} rows")
         cap, aim, sample = _stream_params(n, k)
         return Plan("split", block=tuning.SPLIT_TILE, num_warps=tuning.SPLIT_WARPS, cap=cap, aim=aim,
                     sample=sample, split=_split_factor(b, n, num_sms))

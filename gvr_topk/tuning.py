@@ -133,6 +133,3 @@ SELECT_RANK_MAX = 0
 #: Largest crossing bin (candidates sharing the K-th score's histogram bin) refined on a compacted small tile.
 #: Decode-like rows put a few dozen candidates there; larger bins are refined in place on the staged tile.
 CROSS_CAP = 512
-#: Most rows a forced ``family="split"`` launch may have: its workspace holds one slot (and two counter words) per
-#: row, and a workspace is sized for max(SPLIT_MAX_ROWS, SPLIT_MAX_ROWS_SHORT, STREAM_CHUNK_ROWS) row slots.
-SPLIT_FORCED_MAX_ROWS = max(SPLIT_MAX_ROWS, SPLIT_MAX_ROWS_SHORT, STREAM_CHUNK_ROWS)

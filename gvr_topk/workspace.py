@@ -4,11 +4,11 @@ Layout (bytes, int32 words)::
 
     [ counters: ROW_WORDS x 2 words ][ staged keys: slots x CAP ][ staged columns: slots x CAP ]
 
-ROW_WORDS = max(SPLIT_MAX_ROWS, SPLIT_MAX_ROWS_SHORT, STREAM_CHUNK_ROWS). The first counter word of a row slot is
-its survivor count, the second the split family's arrival count or the streaming family's threshold. Counts and
-arrivals are zero at rest: the program that finishes a row resets them, so a workspace is zeroed once at allocation
-and never again (CUDA-graph replays need no memset). Thresholds and the candidate area need no initialisation.
-Only the streaming families use a workspace; ``reg`` needs none.
+ROW_WORDS = ``dispatch.row_slots()`` (max of SPLIT_MAX_ROWS, SPLIT_MAX_ROWS_SHORT, STREAM_CHUNK_ROWS). The first
+counter word of a row slot is its survivor count, the second the split family's arrival count or the streaming
+family's threshold. Counts and arrivals are zero at rest: the program that finishes a row resets them, so a
+workspace is zeroed once at allocation and never again (CUDA-graph replays need no memset). Thresholds and the
+candidate area need no initialisation. Only the streaming families use a workspace; ``reg`` needs none.
 """
 
 from typing import Dict
@@ -19,14 +19,9 @@ import torch
 from . import tuning
 from .dispatch import Plan
 from .dispatch import capacity
+from .dispatch import row_slots
 
 _ALIGN = 256
-
-
-def _row_words() -> int:
-    """Row slots of the counter area: read from ``tuning`` at call time, so a re-tuned process (the probes) lays
-    out its workspaces for the values in force."""
-    return max(tuning.SPLIT_MAX_ROWS, tuning.SPLIT_MAX_ROWS_SHORT, tuning.STREAM_CHUNK_ROWS)
 
 
 def _slots(plan_family: str, num_rows: int) -> int:
@@ -58,7 +53,7 @@ def workspace_bytes(num_rows: int, k: int) -> int:
     cap = capacity(k)
     split_rows = max(tuning.SPLIT_MAX_ROWS, tuning.SPLIT_MAX_ROWS_SHORT)  # the most rows route sends to ``split``
     slots = max(_slots("stream", num_rows), _slots("split", num_rows) if num_rows <= split_rows else 0)
-    total = 8 * _row_words() + 8 * slots * cap
+    total = 8 * row_slots() + 8 * slots * cap
     return -(-total // _ALIGN) * _ALIGN
 
 
@@ -69,7 +64,7 @@ def views(workspace: torch.Tensor, plan: Plan, num_rows: int):
     ROW_WORDS words are the survivor counts and the next ROW_WORDS the thresholds (see :func:`stream_views`)."""
     words = workspace.view(torch.int32)
     slots = _slots(plan.family, num_rows)
-    head = 2 * _row_words()
+    head = 2 * row_slots()
     counters = words[:head]
     keys = words[head:head + slots * plan.cap]
     cols = words[head + slots * plan.cap:head + 2 * slots * plan.cap]
@@ -98,7 +93,7 @@ def default_workspace(device: torch.device, nbytes: int) -> torch.Tensor:
     keep it out of the graph.
     """
     stream = torch.cuda.current_stream(device).cuda_stream if device.type == "cuda" else 0
-    head = 8 * _row_words()
+    head = 8 * row_slots()
     key = (device, stream, head)  # a re-tuned counter area gets a workspace of its own, zeroed for its layout
     ws = _DEFAULT.get(key)
     if ws is None or ws.numel() < nbytes:

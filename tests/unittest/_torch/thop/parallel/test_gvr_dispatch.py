@@ -146,7 +146,7 @@ def test_plan_for_rejects_unknown_family():
 
 
 def test_forced_split_is_refused_past_its_workspace_rows():
-    m = tuning.SPLIT_FORCED_MAX_ROWS
+    m = dispatch.row_slots()
     assert dispatch.plan_for("split", m, 100000, 100000, 512).family == "split"
     with pytest.raises(ValueError, match="family='split' serves at most"):
         dispatch.plan_for("split", m + 1, 100000, 100000, 512)

@@ -18,6 +18,7 @@ import torch
 
 import gvr_topk
 from gvr_topk import contract
+from gvr_topk import dispatch
 from gvr_topk import reference
 from gvr_topk import tuning
 from gvr_topk.dispatch import capacity
@@ -316,12 +317,12 @@ def test_capture_without_max_seq_len_changes_no_byte():
 # ---------------------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("rows", [tuning.SPLIT_MAX_ROWS + 1, tuning.SPLIT_FORCED_MAX_ROWS + 1])
+@pytest.mark.parametrize("rows", [tuning.SPLIT_MAX_ROWS + 1, dispatch.row_slots() + 1])
 def test_forced_split_beyond_split_max_rows(rows):
     """A forced family on a legal shape is either refused (ValueError naming it, nothing written) or exact.
 
     The split family keeps per-row counters in its workspace; with more rows than ``tuning.SPLIT_MAX_ROWS`` those
-    counters must not overlap the staging area, and past ``tuning.SPLIT_FORCED_MAX_ROWS`` (the row slots a
+    counters must not overlap the staging area, and past ``dispatch.row_slots()`` (the row slots a
     workspace has) the launch must be refused. Runs in a subprocess because the failure mode is a crash (a
     segfault in the interpreter, out-of-bounds writes on a GPU), not an exception."""
     code = f"""
