@@ -67,7 +67,7 @@ def _timed_select(out_ptr, row_ptr, slot_keys, slot_cols, count, tp, K: tl.const
 @triton.jit
 def _timed_split_kernel(indices_ptr, logits_ptr, ws_count_ptr, ws_keys_ptr, ws_cols_ptr, t_ptr, n, row_stride,
                         out_stride, aim, K: tl.constexpr, TILE: tl.constexpr, CAP: tl.constexpr,
-                        SAMPLE: tl.constexpr, SPLIT: tl.constexpr, SEL_TILE: tl.constexpr):
+                        SAMPLE: tl.constexpr, SPLIT: tl.constexpr, SEL_TILE: tl.constexpr, LANES: tl.constexpr):
     part = tl.program_id(0)
     row = tl.program_id(1)
     tp = t_ptr + (row * SPLIT + part) * 12
@@ -79,7 +79,7 @@ def _timed_split_kernel(indices_ptr, logits_ptr, ws_count_ptr, ws_keys_ptr, ws_c
     slot_keys = ws_keys_ptr + row.to(tl.int64) * CAP
     slot_cols = ws_cols_ptr + row.to(tl.int64) * CAP
     start, end = _share_bounds(n, part, SPLIT, TILE)
-    _stage_share(row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP, TILE)
+    _stage_share(row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP, TILE, LANES)
     tl.store(tp + 2, _now())
     tl.debug_barrier()
     arrived = tl.atomic_add(count_ptr + 1, 1, sem="acq_rel")
@@ -111,7 +111,8 @@ def main():
             idx = torch.full((rows, k), -1, dtype=torch.int32, device=dev)
             call = lambda: _timed_split_kernel[(plan.split, rows)](  # noqa: E731
                 idx, x, cnt, keys, cols, t, n, x.stride(0), idx.stride(0), plan.aim, K=k, TILE=plan.block,
-                CAP=plan.cap, SAMPLE=plan.sample, SPLIT=plan.split, SEL_TILE=sel_tile, num_warps=warps)
+                CAP=plan.cap, SAMPLE=plan.sample, SPLIT=plan.split, SEL_TILE=sel_tile,
+                LANES=min(plan.block, 32 * warps), num_warps=warps)
             call()
             torch.cuda.synchronize()
             g, _ = timing.capture(call)

@@ -142,7 +142,8 @@ def plan_for(family: str, b: int, n: int, npad: int, k: int, *, num_sms: Optiona
                     tuning.STREAM_SPLIT_MAX)
         # A select program fills an SM: a chunk with more rows than SMs runs two smaller programs per SM instead.
         many = chunk > num_sms
-        return Plan("stream", block=tuning.STREAM_TILE, num_warps=tuning.STREAM_WARPS, cap=cap, aim=aim,
+        block = tuning.STREAM_TILE_SHORT if n <= tuning.STREAM_TILE_SHORT_MAX_N else tuning.STREAM_TILE
+        return Plan("stream", block=block, num_warps=tuning.STREAM_WARPS, cap=cap, aim=aim,
                     sample=sample, split=max(split, 1),
                     select_warps=tuning.SELECT_MANY_WARPS if many else tuning.SELECT_WARPS,
                     select_maxnreg=tuning.SELECT_MANY_MAXNREG if many else 0)

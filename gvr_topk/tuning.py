@@ -65,6 +65,16 @@ SAMPLE_GROUP = 1
 #: 68.6, 512 x 16387 148.6 -> 139.4; 2-warp programs and 512-score tiles were slower at 131075 columns.
 STREAM_TILE = 1024
 STREAM_WARPS = 1
+#: Staging tile for rows of at most STREAM_TILE_SHORT_MAX_N columns: a program's share there is a few tiles, and
+#: 512-score tiles (80 registers) beat 1024 (NOTES entry 14, H200: 512 x 16387 K=2048 94.2 -> 89.7 us, K=512 70.8
+#: -> 65.2; 256 x 65536 equal, 512 x 131075 slower).
+STREAM_TILE_SHORT = 512
+STREAM_TILE_SHORT_MAX_N = 32768
+#: Register cap per thread of the staging kernel (0: none). The 2-D staging tile (NOTES entry 14) compiles to 168
+#: registers on Triton 3.6; capped at 128 (no spills) more one-warp programs stay resident per SM. Measured on the
+#: H200 (probe_sample.py arm ``l128``): 512 x 131075 K=2048 228.1 -> 186.3 us, K=512 205.9 -> 164.4, 64 x 131075
+#: K=2048 61.4 -> 56.6, 128 x 131075 82.7 -> 72.2.
+STREAM_STAGE_MAXNREG = 128
 #: Warps of the per-row threshold and selection kernels. SELECT_WARPS 16 (was 8): faster or equal in every streaming
 #: cell of two probe runs on the H200 (NOTES entry 10; 64 x 131075 -4 to -8%, 512 x 131075 -1%); the select then
 #: compiles to 128 registers per thread instead of 255, one 512-thread program per SM either way.

@@ -374,42 +374,83 @@ def _share_bounds(n, part, SPLIT: tl.constexpr, TILE: tl.constexpr):
 @triton.jit
 def _load_slot(slot_keys, slot_cols, count, CAP: tl.constexpr):
     """The ``count`` staged (key, column) pairs of a slot on a CAP-lane tile (keys 0 past them), and which lanes
-    hold one. Staged data may come from other programs, so it is read past L1 (``.cg``)."""
+    hold one. The staging stores raw float32 bits (``_stage_tile``); they become order keys here, on CAP lanes once
+    per row instead of on every streamed score. Staged data may come from other programs, so it is read past L1
+    (``.cg``)."""
     i = tl.arange(0, CAP)
     live = i < count
-    keys = tl.load(slot_keys + i, mask=live, other=0, cache_modifier=".cg").to(tl.uint32, bitcast=True)
+    raw = tl.load(slot_keys + i, mask=live, other=0, cache_modifier=".cg")
     cols = tl.load(slot_cols + i, mask=live, other=0, cache_modifier=".cg")
-    return tl.where(live, keys, 0), cols, live
+    return tl.where(live, _order_key(raw.to(tl.float32, bitcast=True)), 0), cols, live
 
 
 @triton.jit
-def _stage_share(row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP: tl.constexpr, TILE: tl.constexpr):
-    """Stage every score of columns [start, end) with key >= thr (thr >= 1) as (key, column) into the row's slot,
-    reserving positions with one atomic per tile on the row's counter ``count_ptr`` (several programs may stage
-    into one slot). The counter ends up holding the exact survivor count, even past CAP; only CAP are staged.
+def _key_floor(thr):
+    """float32 ``f`` for staging against order key ``thr`` (>= 1) with one float compare per score.
 
-    Measured on the H200 (benchmarks/NOTES.md): a block scan per tile beats per-warp scans with one atomic per warp
-    row, and issuing the next tile's load before this tile's work (manual prefetch) gained nothing."""
-    offs = tl.arange(0, TILE)
-    for s in range(start, end, TILE):
-        cols = s + offs
+    ``not (x < f)`` holds for every x with ``_order_key(x) >= thr`` (NaN compares unordered, so it always passes),
+    and the scores it admits are again all scores at or above some order key (at most thr): +0.0 also admits -0.0,
+    a threshold above +inf's key admits +inf too, one below -inf's key gives a NaN ``f`` that admits everything.
+    An upward-closed superset is all the selection needs: when it holds at least K scores it holds the top K."""
+    t = tl.minimum(thr.to(tl.uint32), tl.full([], 0xFF800000, tl.uint32))  # the key of +inf
+    bits = tl.where(t >= tl.full([], 0x80000000, tl.uint32), t & 0x7FFFFFFF, t ^ 0xFFFFFFFF)
+    return bits.to(tl.float32, bitcast=True)
+
+
+@triton.jit
+def _stage_tile(row_ptr, cols, end, f, count_ptr, slot_keys, slot_cols, CAP: tl.constexpr, MASKED: tl.constexpr):
+    """Stage the scores of one tile of columns ``cols`` (a [ROWS, LANES] block, lanes along axis 1) that pass
+    ``not (x < f)``: reserve space with one atomic on the row's counter, write raw float32 bits and columns.
+
+    Why this shape (sm_90 SASS of the one-warp staging loop, ``benchmarks/NOTES.md`` entry 14): a 1-D tile scans
+    TILE/LANES separate lane-wide prefix sums (one per register of a thread), ~1700 instructions per 1024 scores,
+    which made the staging instruction-bound. Here each thread's registers run along axis 0, so the positions are a
+    running sum within the thread plus ONE scan of the per-lane counts. The pass flag goes through a float select
+    because a boolean tensor kept for the stores is packed into bit masks by the backend; positions are clamped to
+    the slot (CAP - 1) instead of masked: a count past CAP fails the attempt anyway, so what such writes leave in
+    the slot is never read."""
+    if MASKED:
         live = cols < end
-        keys = _order_key(tl.load(row_ptr + cols, mask=live, other=0.0).to(tl.float32))
-        surv = live & (keys >= thr)
-        c = tl.sum(surv.to(tl.int32), 0)
-        if c > 0:
-            base = tl.atomic_add(count_ptr, c, sem="relaxed")
-            pos = base + tl.cumsum(surv.to(tl.int32), 0) - 1
-            keep = surv & (pos < CAP)
-            tl.store(slot_keys + pos, keys.to(tl.int32, bitcast=True), mask=keep)
-            tl.store(slot_cols + pos, cols, mask=keep)
+        x = tl.load(row_ptr + cols, mask=live, other=0.0).to(tl.float32)
+        flag = tl.where(live & ~(x < f), 1.0, 0.0).to(tl.int32)
+    else:
+        x = tl.load(row_ptr + cols).to(tl.float32)
+        flag = tl.where(x < f, 0.0, 1.0).to(tl.int32)
+    per_lane = tl.sum(flag, 0)
+    base = tl.atomic_add(count_ptr, tl.sum(per_lane, 0), sem="relaxed")
+    pos = base + (tl.cumsum(per_lane, 0) - per_lane)[None, :] + tl.cumsum(flag, 0) - 1
+    # Stored as 1-D vectors (the same element-to-thread map): a 2-D store lets Triton 3.6 re-layout it through
+    # shared memory.
+    TILE: tl.constexpr = cols.shape[0] * cols.shape[1]
+    pos = tl.reshape(tl.minimum(pos, CAP - 1), [TILE])
+    keep = tl.reshape(flag, [TILE]) != 0
+    tl.store(slot_keys + pos, tl.reshape(x, [TILE]).to(tl.int32, bitcast=True), mask=keep)
+    tl.store(slot_cols + pos, tl.reshape(cols, [TILE]), mask=keep)
 
 
 @triton.jit
-def _restage(row_ptr, n, thr, count_ptr, slot_keys, slot_cols, CAP: tl.constexpr, TILE: tl.constexpr):
+def _stage_share(row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP: tl.constexpr, TILE: tl.constexpr,
+                 LANES: tl.constexpr):
+    """Stage every score of columns [start, end) that ``_key_floor(thr)`` admits (all with key >= thr, thr >= 1)
+    into the row's slot, reserving positions with one atomic per tile on the row's counter ``count_ptr`` (several
+    programs may stage into one slot). The counter ends up holding the exact count of admitted scores, even past
+    CAP; only CAP are staged, in no particular order. ``start`` is a multiple of TILE (``_share_bounds``), so only
+    the share's last tile can be partial. LANES: the program's threads (32 x warps), the width of a tile row."""
+    f = _key_floor(thr)
+    offs = tl.arange(0, TILE // LANES)[:, None] * LANES + tl.arange(0, LANES)[None, :]
+    full = start + (end - start) // TILE * TILE
+    for s in range(start, full, TILE):
+        _stage_tile(row_ptr, s + offs, end, f, count_ptr, slot_keys, slot_cols, CAP, False)
+    if full < end:
+        _stage_tile(row_ptr, full + offs, end, f, count_ptr, slot_keys, slot_cols, CAP, True)
+
+
+@triton.jit
+def _restage(row_ptr, n, thr, count_ptr, slot_keys, slot_cols, CAP: tl.constexpr, TILE: tl.constexpr,
+             LANES: tl.constexpr):
     """One program stages the whole row against ``thr`` through the row's counter (zero on entry); returns the exact
     survivor count and leaves the counter at zero."""
-    _stage_share(row_ptr, 0, n, thr, count_ptr, slot_keys, slot_cols, CAP, TILE)
+    _stage_share(row_ptr, 0, n, thr, count_ptr, slot_keys, slot_cols, CAP, TILE, LANES)
     tl.debug_barrier()  # staged by all threads, read by all threads
     return tl.atomic_xchg(count_ptr, 0, sem="acq_rel")
 
@@ -418,7 +459,7 @@ def _restage(row_ptr, n, thr, count_ptr, slot_keys, slot_cols, CAP: tl.constexpr
 def _refine_row(out_ptr, val_ptr, row_ptr, hint_ptr, n, count, aim, count_ptr, slot_keys, slot_cols, K: tl.constexpr,
                 KB: tl.constexpr, TILE: tl.constexpr, CAP: tl.constexpr, SAMPLE: tl.constexpr,
                 SAMPLE_GROUP: tl.constexpr, MIN_TILE: tl.constexpr, RANK_MAX: tl.constexpr, HINT_FREE: tl.constexpr,
-                HAS_VALUES: tl.constexpr):
+                HAS_VALUES: tl.constexpr, LANES: tl.constexpr):
     """Refine a row (n > K) whose survivors of one staging attempt (``count`` of them) sit in its slot; one program.
 
     Accept path: K <= count <= CAP, exact selection on the staged candidates. Otherwise the retry ladder, each rung
@@ -429,11 +470,11 @@ def _refine_row(out_ptr, val_ptr, row_ptr, hint_ptr, n, count, aim, count_ptr, s
         rank = _sample_rank(n, aim, SAMPLE)
         if rank < SAMPLE:
             thr = _sample_threshold(row_ptr, n, tl.minimum(rank * 4, SAMPLE), SAMPLE, SAMPLE_GROUP)
-            count = _restage(row_ptr, n, thr, count_ptr, slot_keys, slot_cols, CAP, TILE)
+            count = _restage(row_ptr, n, thr, count_ptr, slot_keys, slot_cols, CAP, TILE, LANES)
     if not HINT_FREE:
         if count < K:
             hthr = _hint_threshold(hint_ptr, row_ptr, n, K, KB)
-            count = _restage(row_ptr, n, hthr, count_ptr, slot_keys, slot_cols, CAP, TILE)
+            count = _restage(row_ptr, n, hthr, count_ptr, slot_keys, slot_cols, CAP, TILE, LANES)
     if (count >= K) & (count <= CAP):
         _select_staged(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP, MIN_TILE, RANK_MAX,
                        HAS_VALUES)

@@ -59,7 +59,7 @@ def _gvr_stage_kernel(
     row0, n_bound, row_stride, out_stride, val_stride,
     n_uniform, next_n, cr_shift,
     K: tl.constexpr, KB: tl.constexpr, TILE: tl.constexpr, CAP: tl.constexpr,
-    SPLIT: tl.constexpr, VARLEN: tl.constexpr, HAS_VALUES: tl.constexpr,
+    SPLIT: tl.constexpr, VARLEN: tl.constexpr, HAS_VALUES: tl.constexpr, LANES: tl.constexpr,
 ):
     """Verify for rows ``row0 + program_id(1)``: every program of a row stages the survivors of its share against
     the row's threshold; the row's counter ends up holding the exact survivor count. Launched with one warp per
@@ -78,7 +78,7 @@ def _gvr_stage_kernel(
         start, end = _share_bounds(n, part, SPLIT, TILE)
         slot_keys = ws_keys_ptr + local.to(tl.int64) * CAP
         slot_cols = ws_cols_ptr + local.to(tl.int64) * CAP
-        _stage_share(row_ptr, start, end, thr, ws_count_ptr + local, slot_keys, slot_cols, CAP, TILE)
+        _stage_share(row_ptr, start, end, thr, ws_count_ptr + local, slot_keys, slot_cols, CAP, TILE, LANES)
 
 
 @triton.jit
@@ -91,7 +91,7 @@ def _gvr_select_kernel(
     K: tl.constexpr, KB: tl.constexpr, REFINE_TILE: tl.constexpr, CAP: tl.constexpr, SAMPLE: tl.constexpr,
     SAMPLE_GROUP: tl.constexpr, MIN_TILE: tl.constexpr, RANK_MAX: tl.constexpr, HINT_FREE: tl.constexpr,
     VARLEN: tl.constexpr,
-    HAS_VALUES: tl.constexpr,
+    HAS_VALUES: tl.constexpr, REFINE_LANES: tl.constexpr,
 ):
     """Refine for row ``row0 + program_id(0)``: reset the row's counter to zero (the workspace restores itself),
     then select on the staged candidates; a staging that missed (fewer than K, or more than CAP) walks the retry
@@ -109,4 +109,4 @@ def _gvr_select_kernel(
         count = tl.atomic_xchg(ws_count_ptr + local, 0, sem="relaxed")  # the kernel boundary orders the staging
         _refine_row(out_ptr, val_ptr, row_ptr, pre_idx_ptr + (row // next_n).to(tl.int64) * pre_stride, n, count,
                     aim, ws_count_ptr + local, slot_keys, slot_cols, K, KB, REFINE_TILE, CAP, SAMPLE, SAMPLE_GROUP,
-                    MIN_TILE, RANK_MAX, HINT_FREE, HAS_VALUES)
+                    MIN_TILE, RANK_MAX, HINT_FREE, HAS_VALUES, REFINE_LANES)

@@ -13,6 +13,12 @@ def static_kwargs(*, k: int, next_n: int, cr_shift: int, n_uniform: int, n_bound
                 KB=max(16, 1 << (k - 1).bit_length()), HINT_FREE=hint_free, VARLEN=varlen, HAS_VALUES=has_values)
 
 
+def stage_lanes(tile: int, num_warps: int) -> int:
+    """Width of a staging tile row: one score per thread of the program (``_common._stage_share``), at most the
+    tile."""
+    return min(tile, 32 * num_warps)
+
+
 def family_module(family: str):
     """The launcher module of ``family``: ``kernel()``, ``grid``, ``family_kwargs``, ``workspace_kwargs``."""
     from . import reg

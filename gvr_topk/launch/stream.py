@@ -13,11 +13,13 @@ from .. import tuning
 from .. import workspace as ws
 from ..dispatch import Plan
 from ..kernels import stream as _kernels
+from .common import stage_lanes
 
 #: Pointer arguments this family takes from the workspace, in launch order.
 WORKSPACE_ARGS = ("ws_count_ptr", "ws_thr_ptr", "ws_keys_ptr", "ws_cols_ptr")
 #: Arguments of the composite launch that are not kernel arguments (how the three launches are shaped).
-_SHAPE_ARGS = ("num_rows", "chunk_rows", "stage_warps", "threshold_warps", "select_warps", "select_maxnreg")
+_SHAPE_ARGS = ("num_rows", "chunk_rows", "stage_warps", "threshold_warps", "select_warps", "select_maxnreg",
+               "stage_maxnreg")
 
 
 def _param_names(kernel) -> tuple:
@@ -61,10 +63,11 @@ class StreamLaunch:
         split = kw["SPLIT"]
         # A register cap on the select (0: none) trades spills for more resident programs per SM.
         cap = dict(maxnreg=kw["select_maxnreg"]) if kw["select_maxnreg"] else {}
+        stage_cap = dict(maxnreg=kw["stage_maxnreg"]) if kw["stage_maxnreg"] else {}
         for row0 in range(0, rows, chunk):
             m = min(chunk, rows - row0)
             threshold[(m,)](row0=row0, num_warps=warps[0], **a_thr)
-            stage[(split, m)](row0=row0, num_warps=warps[1], **a_stage)
+            stage[(split, m)](row0=row0, num_warps=warps[1], **a_stage, **stage_cap)
             select[(m,)](row0=row0, num_warps=warps[2], **a_select, **cap)
 
 
@@ -90,7 +93,10 @@ def family_kwargs(plan: Plan, rows: int) -> dict:
                 MIN_TILE=tuning.SELECT_MIN_TILE, RANK_MAX=tuning.SELECT_RANK_MAX, SPLIT=plan.split,
                 num_rows=rows, chunk_rows=tuning.STREAM_CHUNK_ROWS,
                 stage_warps=plan.num_warps, threshold_warps=tuning.THRESHOLD_WARPS, select_warps=plan.select_warps,
-                select_maxnreg=plan.select_maxnreg, REFINE_TILE=tuning.REFINE_TILE)
+                select_maxnreg=plan.select_maxnreg, stage_maxnreg=tuning.STREAM_STAGE_MAXNREG,
+                REFINE_TILE=tuning.REFINE_TILE,
+                LANES=stage_lanes(plan.block, plan.num_warps),
+                REFINE_LANES=stage_lanes(tuning.REFINE_TILE, plan.select_warps))
 
 
 def workspace_kwargs(plan: Plan, rows: int, workspace) -> dict:

@@ -25,9 +25,9 @@ def test_golden_plan_fields():
     assert route(8, 16387, 16387, 2048).split == 9  # one program per 2048-score tile
     p = route(512, 16387, 16387, 512)
     assert (p.family, p.cap, p.aim, p.sample, p.split) == ("stream", 8192, 1536, 1024, 4)
-    assert (p.block, p.num_warps, p.select_warps, p.select_maxnreg) == (1024, 1, 8, 128)  # a 512-row chunk: 2 per SM
+    assert (p.block, p.num_warps, p.select_warps, p.select_maxnreg) == (512, 1, 8, 128)  # a 512-row chunk: 2 per SM
     p = route(64, 131075, 131075, 2048)
-    assert (p.family, p.cap, p.aim, p.sample, p.split) == ("stream", 8192, 3072, 2048, 32)
+    assert (p.family, p.cap, p.aim, p.sample, p.split, p.block) == ("stream", 8192, 3072, 2048, 32, 1024)
     assert (p.select_warps, p.select_maxnreg) == (16, 0)  # 64 rows: one select program per SM, uncapped
     p = route(64, 16387, 16387, 2048)
     assert (p.family, p.split) == ("split", 2)  # short rows: 64 rows x 2 programs fill the SMs once
@@ -55,6 +55,14 @@ def test_split_threshold_both_sides():
     assert route(t, n, n, 512).family == "split" and route(t + 1, n, n, 512).family == "stream"
     assert route(t, n + 1, n + 1, 512).family == "stream"
     assert route(t, 10 * n, n, 512).family == "split"  # the row width bounds the length
+
+
+def test_stream_tile_both_sides():
+    # Short rows stage on the smaller tile; the row width bounds the length, as for every threshold.
+    t = tuning.STREAM_TILE_SHORT_MAX_N
+    assert route(512, t, t, 2048).block == tuning.STREAM_TILE_SHORT
+    assert route(512, t + 1, t + 1, 2048).block == tuning.STREAM_TILE
+    assert route(512, 10 * t, t, 2048).block == tuning.STREAM_TILE_SHORT
 
 
 def test_select_register_cap_past_one_wave():

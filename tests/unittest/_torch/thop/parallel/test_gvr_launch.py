@@ -58,9 +58,13 @@ def test_each_kernel_gets_its_own_geometry(rows):
         assert a_thr["row0"] == a_stage["row0"] == a_select["row0"] == row0
         assert a_thr["num_warps"] == tuning.THRESHOLD_WARPS
         assert a_stage["num_warps"] == tuning.STREAM_WARPS and a_stage["TILE"] == tuning.STREAM_TILE
+        # One score per thread across a tile row: the staging tile is [TILE / LANES, LANES].
+        assert a_stage["LANES"] == 32 * tuning.STREAM_WARPS
         # The select's fallback passes stream their own tile, not the one-warp staging tile.
         assert a_select["REFINE_TILE"] == tuning.REFINE_TILE and "TILE" not in a_select
-        assert "maxnreg" not in a_thr and "maxnreg" not in a_stage
+        assert a_select["REFINE_LANES"] == min(tuning.REFINE_TILE, 32 * a_select["num_warps"])
+        assert "maxnreg" not in a_thr
+        assert a_stage.get("maxnreg", 0) == tuning.STREAM_STAGE_MAXNREG
         # Past one wave of select programs (more rows in the chunk than SMs): two capped programs per SM.
         if min(rows, chunk) > tuning.DEFAULT_NUM_SMS:
             assert a_select["num_warps"] == tuning.SELECT_MANY_WARPS
