@@ -26,7 +26,9 @@ same rows is timed too. An arm is written as ``/``-separated settings:
 * ``r<N>``: ``STREAM_CHUNK_ROWS`` (rows per launch chunk of the streaming family),
 * ``o<N>``: ``STREAM_MIN_CHUNK`` (fewest scores per staging program),
 * ``b<N>``: ``THRESHOLD_WARPS`` (warps of the streaming family's threshold kernel),
-* ``l<N>``: ``STREAM_STAGE_MAXNREG`` (register cap per thread of the staging kernel; 0 = none).
+* ``l<N>``: ``STREAM_STAGE_MAXNREG`` (register cap per thread of the staging kernel; 0 = none),
+* ``d<N>``: ``SPLIT_TILE`` (scores per staging loop iteration of the split family),
+* ``e<N>``: ``SPLIT_WARPS`` (warps of a split program).
 
 The default arms are NOTES entry 8's (``g8/m2048`` was the setting before it, ``g1/m1024`` the one after).
 Prints a table last and writes ``probe_sample.json`` to ``--out`` after every cell (a run cut short keeps its cells).
@@ -60,7 +62,8 @@ KNOBS = {"g": "SAMPLE_GROUP", "m": "AIM_MARGIN", "a": "SAMPLE_ABOVE", "x": "SAMP
          "s": "STREAM_WARPS", "i": "STREAM_TILE", "q": "SPLIT_TARGET_PROGRAMS",
          "u": "SPLIT_MAX_ROWS", "k": "SPLIT_MIN_CHUNK", "n": "SELECT_MANY_MAXNREG",
          "v": "SELECT_MANY_WARPS", "y": "SPLIT_SHORT_MAX_N", "z": "SELECT_RANK_MAX",
-         "r": "STREAM_CHUNK_ROWS", "o": "STREAM_MIN_CHUNK", "b": "THRESHOLD_WARPS", "l": "STREAM_STAGE_MAXNREG"}
+         "r": "STREAM_CHUNK_ROWS", "o": "STREAM_MIN_CHUNK", "b": "THRESHOLD_WARPS", "l": "STREAM_STAGE_MAXNREG",
+         "d": "SPLIT_TILE", "e": "SPLIT_WARPS"}
 #: Settings whose tuning value is not the integer itself.
 _VALUE = {"c": lambda v: ((2048, v),), "f": lambda v: v / 100}
 DEFAULT_ARMS = "g8/m2048,g1/m2048,g1/m1024,g2/m1024"
