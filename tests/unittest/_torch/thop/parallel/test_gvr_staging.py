@@ -1,0 +1,101 @@
+"""The staging pass on its own: what a threshold admits, and what lands in the slot.
+
+``_stage_share`` compares each score once against the float ``_key_floor(thr)`` instead of comparing order keys.
+Exactness rests on two properties of the admitted set, checked here on rows that hold every kind of float32 (signed
+zeros, infinities, NaNs of both signs, subnormals) against thresholds at the edges of the key space:
+
+* it contains every score whose order key reaches the threshold (nothing the selection needs is missed);
+* it is upward closed in order-key order (all admitted keys above all rejected keys), so when it holds at least K
+  scores it holds the top K.
+
+The counter must hold the exact size of the admitted set, and the slot exactly its columns and raw float bits.
+On CPU the kernel runs through Triton's interpreter (tests/conftest.py).
+"""
+
+import pytest
+import torch
+import triton
+import triton.language as tl
+
+from gvr_topk import reference
+from gvr_topk.kernels._common import _share_bounds
+from gvr_topk.kernels._common import _stage_share
+
+pytestmark = pytest.mark.gvr_topk
+
+DEV = "cuda" if torch.cuda.is_available() else "cpu"
+CAP = 4096
+
+
+@triton.jit
+def _stage_row_kernel(row_ptr, thr_ptr, count_ptr, keys_ptr, cols_ptr, n, CAP: tl.constexpr, TILE: tl.constexpr,
+                      SPLIT: tl.constexpr, LANES: tl.constexpr):
+    part = tl.program_id(0)
+    thr = tl.load(thr_ptr).to(tl.uint32, bitcast=True)
+    start, end = _share_bounds(n, part, SPLIT, TILE)
+    _stage_share(row_ptr, start, end, thr, count_ptr, keys_ptr, cols_ptr, CAP, TILE, LANES)
+
+
+def _bits(values) -> torch.Tensor:
+    return torch.tensor(values, dtype=torch.int64).to(torch.int32)
+
+
+def _special_row(n: int, seed: int) -> torch.Tensor:
+    """float32 [n]: normal scores and, scattered through them, every special kind of float32."""
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(n, generator=g)
+    special = torch.cat([
+        torch.tensor([0.0, -0.0, float("inf"), float("-inf"), 1.0, -1.0, 1e-45, -1e-45, 1e-40, -1e-40]),
+        # NaNs with the sign bit clear and set, and a payload.
+        _bits([0x7FC00000, 0xFFC00000, 0x7F800001, 0xFFFFFFFF]).view(torch.float32),
+    ])
+    pos = torch.randperm(n, generator=g)[:special.numel() * 8]
+    x[pos] = special.repeat(8)
+    return x
+
+
+def _key_floor_host(thr: int) -> float:
+    """The float the kernel compares against (mirror of ``_key_floor``), as a Python float."""
+    t = min(thr, 0xFF800000)
+    bits = (t & 0x7FFFFFFF) if t >= 0x80000000 else (t ^ 0xFFFFFFFF)
+    return torch.tensor([bits], dtype=torch.int64).to(torch.int32).view(torch.float32).item()
+
+
+# Order keys at the edges: 1 (admit all), below / at -inf, around -0 / +0, a subnormal, +-1, at / above +inf, NaN.
+THRESHOLDS = [1, 0x00400000, 0x007FFFFF, 0x7FFFFFFF, 0x80000000, 0x80000001, 0x3F800000 ^ 0xFFFFFFFF,
+              0x3F800000 | 0x80000000, 0xFF800000, 0xFF800001, 0xFFFFFFFF]
+
+
+@pytest.mark.parametrize("thr", THRESHOLDS, ids=[f"{t:#010x}" for t in THRESHOLDS])
+@pytest.mark.parametrize("tile,lanes,split", [(1024, 32, 3), (512, 64, 1)])
+def test_staging_admits_an_upward_closed_superset(thr, tile, lanes, split):
+    n = 5000  # three programs: whole tiles and a partial last tile
+    x = _special_row(n, seed=thr % 97)
+    keys = reference.order_keys(x[None])[0].to(torch.int64)
+    f = _key_floor_host(thr)
+    admitted = ~(x < f)  # what the kernel's one compare per score admits (NaN compares unordered: admitted)
+    # Superset: every score whose key reaches the threshold.
+    assert bool(admitted[keys >= thr].all())
+    # Upward closed in key order.
+    if bool(admitted.any()) and bool((~admitted).any()):
+        assert int(keys[admitted].min()) > int(keys[~admitted].max())
+
+    count = torch.zeros(1, dtype=torch.int32, device=DEV)
+    slot_keys = torch.full((CAP,), 7, dtype=torch.int32, device=DEV)
+    slot_cols = torch.full((CAP,), -7, dtype=torch.int32, device=DEV)
+    thr_t = torch.tensor([thr], dtype=torch.int64).to(torch.int32).to(DEV)
+    xd = x.to(DEV)
+    _stage_row_kernel[(split,)](xd, thr_t, count, slot_keys, slot_cols, n, CAP=CAP, TILE=tile, SPLIT=split,
+                                LANES=lanes, num_warps=max(1, lanes // 32))
+    want = int(admitted.sum())
+    assert int(count.item()) == want  # the exact size of the admitted set, even past CAP
+    held = min(want, CAP)
+    cols = slot_cols[:held].cpu().to(torch.int64)
+    if want <= CAP:
+        # Exactly the admitted columns, each once, with their raw float bits.
+        assert torch.equal(torch.sort(cols).values, torch.nonzero(admitted).flatten())
+        assert torch.equal(slot_keys[:held].cpu(), x.view(torch.int32)[cols])
+    else:
+        # A count past the capacity fails the attempt; the slot's positions stayed inside it, and every entry
+        # written is an admitted column.
+        assert bool(((cols >= 0) & (cols < n)).all()) and bool(admitted[cols].all())
