@@ -1,7 +1,9 @@
 """Device helpers shared by every kernel family (``@triton.jit`` code only).
 
 Exactness lives here. Every decision that decides membership is made on 32-bit *order keys* (``_order_key``):
-float bins, samples and brackets only steer how much work is done, never which scores win.
+float bins, samples and brackets only steer how much work is done, never which scores win. The staging pass
+compares floats, but what it admits is a superset of the threshold's scores and upward closed in key order
+(``_key_floor``), so the selection on order keys that follows sees every candidate it needs.
 
 Building blocks:
 
@@ -15,7 +17,7 @@ Building blocks:
   column order). Any family falls back to it when its staging does not hold the answer: slow, never wrong.
 * ``_sample_threshold``: the guess, a key near a given rank of a deterministic sample (approximate on purpose).
 * ``_stage_share``: the verify pass, survivors of a threshold staged into a row's workspace slot through the row's
-  counter (exact count).
+  counter (exact count), one float compare per score on a 2-D tile (``_stage_tile``).
 * ``_select_staged``: the refine, exact top-K of the staged candidates (one histogram, then the crossing bin on a
   small tile); ``_refine_row`` wraps it with the retry ladder.
 """
