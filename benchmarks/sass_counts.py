@@ -1,0 +1,117 @@
+"""Developer probe, no GPU: sm_90 instruction counts of the streaming and split kernels (NOTES entry 14).
+
+    python benchmarks/sass_counts.py
+
+Compiles the staging, split, select and threshold kernels for sm_90 with ``triton.compile`` (constexprs of a
+131075-column, K=2048 launch), disassembles them with the ``nvdisasm`` that ships in Triton's wheel, and prints per
+kernel: registers, total instructions, the instructions of each staging loop (a loop that both loads from global
+memory and does a global atomic: one iteration is one tile) and the counts of the instruction kinds that were costly
+before (shuffles, shared-memory traffic, predicate spills). Run it under the Triton the GPU uses to see that GPU's
+code (the H200 machine has Triton 3.6; a wheel of that version can be installed in a separate virtualenv).
+"""
+
+import collections
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+
+from gvr_topk import tuning
+from gvr_topk.kernels import split
+from gvr_topk.kernels import stream
+from gvr_topk.launch.common import stage_lanes
+
+BASE = dict(K=2048, KB=2048, CAP=8192, SAMPLE=2048, SAMPLE_GROUP=tuning.SAMPLE_GROUP, MIN_TILE=tuning.SELECT_MIN_TILE,
+            RANK_MAX=tuning.SELECT_RANK_MAX, HINT_FREE=True, VARLEN=False, HAS_VALUES=False)
+#: (name, kernel, extra constexprs, warps, maxnreg)
+KERNELS = [
+    ("stage", stream._gvr_stage_kernel,
+     dict(TILE=tuning.STREAM_TILE, SPLIT=4, LANES=stage_lanes(tuning.STREAM_TILE, tuning.STREAM_WARPS)),
+     tuning.STREAM_WARPS, tuning.STREAM_STAGE_MAXNREG),
+    ("split", split._gvr_split_kernel,
+     dict(TILE=tuning.SPLIT_TILE, SPLIT=16, LANES=stage_lanes(tuning.SPLIT_TILE, tuning.SPLIT_WARPS)),
+     tuning.SPLIT_WARPS, 0),
+    ("select", stream._gvr_select_kernel,
+     dict(REFINE_TILE=tuning.REFINE_TILE, REFINE_LANES=stage_lanes(tuning.REFINE_TILE, tuning.SELECT_WARPS)),
+     tuning.SELECT_WARPS, 0),
+    ("threshold", stream._gvr_threshold_kernel, {}, tuning.THRESHOLD_WARPS, 0),
+]
+WATCH = ("SHFL", "LDS", "STS", "BAR", "P2R", "LDG", "STG", "ATOMG")
+_INSN = re.compile(r"\s+/\*[0-9a-f]+\*/\s*(.*?)\s*;")
+_LABEL = re.compile(r"\.(L_x_\d+):")
+
+
+def _bin(name: str) -> str:
+    return os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", name)
+
+
+def _opcode(insn: str) -> str:
+    return re.sub(r"^@!?U?P\w+\s+", "", insn).split()[0].split(".")[0]
+
+
+def compile_sass(kernel, constexprs: dict, warps: int, maxnreg: int):
+    """(sass text, registers) of ``kernel`` for sm_90."""
+    names = list(kernel.arg_names)
+    const = {k: v for k, v in constexprs.items() if k in names}
+    sig = {}
+    for n in names:
+        if n in const:
+            sig[n] = "constexpr"
+        elif n.endswith("_ptr"):
+            sig[n] = "*fp32" if n in ("logits_ptr", "values_ptr") else "*i32"
+        else:
+            sig[n] = "i32"
+    options = {"num_warps": warps}
+    if maxnreg:
+        options["maxnreg"] = maxnreg
+    compiled = triton.compile(ASTSource(fn=kernel, signature=sig, constexprs=const),
+                              target=GPUTarget("cuda", 90, 32), options=options)
+    with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as fh:
+        fh.write(compiled.asm["cubin"])
+    try:
+        sass = subprocess.run([_bin("nvdisasm"), "-c", fh.name], capture_output=True, text=True, check=True).stdout
+        usage = subprocess.run([_bin("cuobjdump"), "-res-usage", fh.name], capture_output=True, text=True).stdout
+    finally:
+        os.unlink(fh.name)
+    regs = re.search(r"REG:(\d+)", usage)
+    return sass, int(regs.group(1)) if regs else -1
+
+
+def staging_loops(sass: str) -> list:
+    """Instruction counts of the loops that load from global memory and do a global atomic (one per tile)."""
+    insns, labels = [], {}
+    for line in sass.splitlines():
+        m = _LABEL.match(line.strip())
+        if m:
+            labels[m.group(1)] = len(insns)
+        m = _INSN.match(line)
+        if m:
+            insns.append(m.group(1))
+    loops = []
+    for i, insn in enumerate(insns):
+        m = re.search(r"BRA\s+`?\(?\.(L_x_\d+)", insn)
+        if m and labels.get(m.group(1), i + 1) <= i:
+            body = insns[labels[m.group(1)]:i + 1]
+            if any("ATOMG" in b for b in body) and any(_opcode(b) == "LDG" for b in body):
+                loops.append(len(body))
+    return loops
+
+
+def main() -> int:
+    print(f"Triton {triton.__version__}, sm_90")
+    for name, kernel, extra, warps, maxnreg in KERNELS:
+        sass, regs = compile_sass(kernel, dict(BASE, **extra), warps, maxnreg)
+        ops = collections.Counter(_opcode(m.group(1)) for m in map(_INSN.match, sass.splitlines()) if m)
+        watch = " ".join(f"{k} {ops[k]}" for k in WATCH)
+        print(f"{name:10s} warps {warps:2d} regs {regs:3d} instructions {sum(ops.values()):6d} "
+              f"staging loop(s) {staging_loops(sass)}  [{watch}]")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
