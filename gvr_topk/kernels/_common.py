@@ -436,11 +436,13 @@ def _stage_share(row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP:
     """Stage every score of columns [start, end) that ``_key_floor(thr)`` admits (all with key >= thr, thr >= 1)
     into the row's slot, reserving positions with one atomic per tile on the row's counter ``count_ptr`` (several
     programs may stage into one slot). The counter ends up holding the exact count of admitted scores, even past
-    CAP; only CAP are staged, in no particular order. ``start`` is a multiple of TILE (``_share_bounds``), so only
-    the share's last tile can be partial. LANES: the program's threads (32 x warps), the width of a tile row."""
+    CAP; only CAP are staged, in no particular order. Only the share's last tile can be partial (``_share_bounds``
+    gives whole-tile shares). LANES: the program's threads (32 x warps), the width of a tile row."""
     f = _key_floor(thr)
     offs = tl.arange(0, TILE // LANES)[:, None] * LANES + tl.arange(0, LANES)[None, :]
-    full = start + (end - start) // TILE * TILE
+    # An empty share (start >= end: a row shorter than the split assumes) stages nothing; the max keeps that from
+    # depending on how // rounds a negative span.
+    full = start + tl.maximum(end - start, 0) // TILE * TILE
     for s in range(start, full, TILE):
         _stage_tile(row_ptr, s + offs, end, f, count_ptr, slot_keys, slot_cols, CAP, False)
     if full < end:

@@ -67,7 +67,7 @@ THRESHOLDS = [1, 0x00400000, 0x007FFFFF, 0x7FFFFFFF, 0x80000000, 0x80000001, 0x3
 
 
 @pytest.mark.parametrize("thr", THRESHOLDS, ids=[f"{t:#010x}" for t in THRESHOLDS])
-@pytest.mark.parametrize("tile,lanes,split", [(1024, 32, 3), (512, 64, 1)])
+@pytest.mark.parametrize("tile,lanes,split", [(1024, 32, 3), (512, 64, 1), (1024, 32, 4)])
 def test_staging_admits_an_upward_closed_superset(thr, tile, lanes, split):
     n = 5000  # three programs: whole tiles and a partial last tile
     x = _special_row(n, seed=thr % 97)
