@@ -27,7 +27,7 @@ from gvr_topk.kernels import stream
 from gvr_topk.launch.common import stage_lanes
 
 BASE = dict(K=2048, KB=2048, CAP=8192, SAMPLE=2048, SAMPLE_GROUP=tuning.SAMPLE_GROUP, MIN_TILE=tuning.SELECT_MIN_TILE,
-            RANK_MAX=tuning.SELECT_RANK_MAX, HINT_FREE=True, VARLEN=False, HAS_VALUES=False)
+            RANK_MAX=tuning.SELECT_RANK_MAX, HINT_FREE=True, VARLEN=False, HAS_VALUES=False, TIE_RUNG=tuning.TIE_RUNG)
 #: (name, kernel, extra constexprs, warps, maxnreg)
 KERNELS = [
     ("stage", stream._gvr_stage_kernel,
@@ -62,6 +62,8 @@ def compile_sass(kernel, constexprs: dict, warps: int, maxnreg: int):
     for n in names:
         if n in const:
             sig[n] = "constexpr"
+        elif n.isupper():
+            raise ValueError(f"sass_counts: no value for constexpr {n} of {kernel.fn.__name__}")
         elif n.endswith("_ptr"):
             sig[n] = "*fp32" if n in ("logits_ptr", "values_ptr") else "*i32"
         else:

@@ -91,6 +91,12 @@ SELECT_MANY_MAXNREG = 128
 #: in the select kernel, and the warps of the TensorRT plugin's one-program-per-row exact kernel: the staging tile
 #: and warps these were measured with (entry 6) before the staging pass went to one-warp programs.
 REFINE_TILE = 2048
+#: The retry ladder's tie rung (``_common._refine_row``): a staging that overflowed the slot on ties at its threshold
+#: (all-equal rows, a few distinct values, -inf padding) restages above the tied key and scans for the lowest-column
+#: ties, instead of the exact whole-row path's min/max, radix and emission passes. Built and CPU-tested, off until
+#: measured on the GPU (NOTES entry 14: the benchmark's adversarial rows `equal`, `few_distinct` and `neg_inf_tail`
+#: take 204-777 us on the whole-row path, torch.topk ~73 us).
+TIE_RUNG = False
 EXACT_ROW_WARPS = 4
 #: Staging programs the family aims to launch per chunk (split per row = ceil(this / rows)), and the fewest
 #: scores each should stream. 2048 one-warp programs (entry 12; with 4-warp programs 512 was best, entry 11).

@@ -460,16 +460,51 @@ def _restage(row_ptr, n, thr, count_ptr, slot_keys, slot_cols, CAP: tl.constexpr
 
 
 @triton.jit
+def _emit_ties(out_ptr, val_ptr, row_ptr, n, key, base, need, TILE: tl.constexpr, HAS_VALUES: tl.constexpr):
+    """Write the ``need`` lowest columns whose order key equals ``key`` to consecutive slots from ``base``: a
+    column-order scan that stops once they are found. Returns how many it wrote (fewer than ``need`` only when the
+    row holds fewer such columns)."""
+    offs = tl.arange(0, TILE)
+    found = 0 * n
+    start = 0 * n
+    while (start < n) & (found < need):
+        cols = start + offs
+        eq = (cols < n) & (_load_keys(row_ptr, cols, n) == key)
+        rank = found + tl.cumsum(eq.to(tl.int32), 0) - 1
+        _emit_selected(out_ptr, val_ptr, row_ptr, cols, eq & (rank < need), base + found, HAS_VALUES)
+        found += tl.sum(eq.to(tl.int32), 0)
+        start += TILE
+    return tl.minimum(found, need)
+
+
+@triton.jit
+def _exact_key_set(t):
+    """True when ``_key_floor(t)`` admits exactly the scores with order key >= t: t within [key(-inf), key(+inf))
+    and not the key of +0.0 (whose float also admits -0.0)."""
+    lo = tl.full([], 0x007FFFFF, tl.uint32)  # the key of -inf
+    hi = tl.full([], 0xFF800000, tl.uint32)  # the key of +inf
+    return (t >= lo) & (t < hi) & (t != tl.full([], 0x80000000, tl.uint32))
+
+
+@triton.jit
 def _refine_row(out_ptr, val_ptr, row_ptr, hint_ptr, n, count, aim, count_ptr, slot_keys, slot_cols, K: tl.constexpr,
                 KB: tl.constexpr, TILE: tl.constexpr, CAP: tl.constexpr, SAMPLE: tl.constexpr,
                 SAMPLE_GROUP: tl.constexpr, MIN_TILE: tl.constexpr, RANK_MAX: tl.constexpr, HINT_FREE: tl.constexpr,
-                HAS_VALUES: tl.constexpr, LANES: tl.constexpr):
+                HAS_VALUES: tl.constexpr, LANES: tl.constexpr, TIE_RUNG: tl.constexpr):
     """Refine a row (n > K) whose survivors of one staging attempt (``count`` of them) sit in its slot; one program.
 
     Accept path: K <= count <= CAP, exact selection on the staged candidates. Otherwise the retry ladder, each rung
     a single-program pass over the row (slow, never wrong): a 4x lower sample rank when too few survived, then the
-    hint's smallest score (hinted mode), then the exact whole-row path. A rung restages through the row's counter
-    ``count_ptr`` (zero on entry) and leaves it at zero, as the parallel staging does."""
+    hint's smallest score (hinted mode), then (TIE_RUNG, ``tuning.TIE_RUNG``) the tie rung, then the exact whole-row
+    path. A rung restages through the row's counter ``count_ptr`` (zero on entry) and leaves it at zero, as the
+    parallel staging does.
+
+    The tie rung serves a staging that admitted more than CAP scores because a huge number of them tie at the
+    threshold's key t (all-equal rows, a few distinct values, -inf padding): it restages against t + 1. If that
+    holds K to CAP scores, they are selected as usual; if fewer than K, all of them win and the rest are the
+    lowest-column scores whose key is t (the ties the first staging counted), found by a column-order scan that stops
+    early. It runs only where both staging sets are exact key sets (``_exact_key_set``)."""
+    thr = tl.zeros([], tl.uint32)  # the threshold of the last staging, 0 until a rung restages
     if (count < K) & (n > CAP):
         rank = _sample_rank(n, aim, SAMPLE)
         if rank < SAMPLE:
@@ -477,10 +512,28 @@ def _refine_row(out_ptr, val_ptr, row_ptr, hint_ptr, n, count, aim, count_ptr, s
             count = _restage(row_ptr, n, thr, count_ptr, slot_keys, slot_cols, CAP, TILE, LANES)
     if not HINT_FREE:
         if count < K:
-            hthr = _hint_threshold(hint_ptr, row_ptr, n, K, KB)
-            count = _restage(row_ptr, n, hthr, count_ptr, slot_keys, slot_cols, CAP, TILE, LANES)
-    if (count >= K) & (count <= CAP):
-        _select_staged(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP, MIN_TILE, RANK_MAX,
-                       HAS_VALUES)
-    else:
-        _exact_row(out_ptr, val_ptr, row_ptr, n, K, TILE, HAS_VALUES)
+            thr = _hint_threshold(hint_ptr, row_ptr, n, K, KB)
+            count = _restage(row_ptr, n, thr, count_ptr, slot_keys, slot_cols, CAP, TILE, LANES)
+    done = tl.zeros([], tl.int32)
+    if TIE_RUNG:
+        if (count > CAP) & (n > CAP):
+            if thr == 0:
+                # The parallel staging's threshold (rows longer than CAP stage against the sample's key).
+                thr = _sample_threshold(row_ptr, n, _sample_rank(n, aim, SAMPLE), SAMPLE, SAMPLE_GROUP)
+            if _exact_key_set(thr) & _exact_key_set(thr + 1):
+                above = _restage(row_ptr, n, thr + 1, count_ptr, slot_keys, slot_cols, CAP, TILE, LANES)
+                if above < K:
+                    keys, cols, live = _load_slot(slot_keys, slot_cols, above, CAP)
+                    base = _emit_selected(out_ptr, val_ptr, row_ptr, cols, live, 0, HAS_VALUES)
+                    ties = _emit_ties(out_ptr, val_ptr, row_ptr, n, thr, base, K - above, TILE, HAS_VALUES)
+                    # The first staging counted more than CAP scores at or above thr, so the ties are there; should
+                    # they not be, the exact whole-row path below rewrites every slot.
+                    done = (ties == K - above).to(tl.int32)
+                else:
+                    count = above
+    if done == 0:
+        if (count >= K) & (count <= CAP):
+            _select_staged(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP, MIN_TILE, RANK_MAX,
+                           HAS_VALUES)
+        else:
+            _exact_row(out_ptr, val_ptr, row_ptr, n, K, TILE, HAS_VALUES)

@@ -38,7 +38,7 @@ def _gvr_split_kernel(
     K: tl.constexpr, KB: tl.constexpr, TILE: tl.constexpr, CAP: tl.constexpr, SAMPLE: tl.constexpr,
     SAMPLE_GROUP: tl.constexpr, MIN_TILE: tl.constexpr, RANK_MAX: tl.constexpr, SPLIT: tl.constexpr,
     HINT_FREE: tl.constexpr,
-    VARLEN: tl.constexpr, HAS_VALUES: tl.constexpr, LANES: tl.constexpr,
+    VARLEN: tl.constexpr, HAS_VALUES: tl.constexpr, LANES: tl.constexpr, TIE_RUNG: tl.constexpr,
 ):
     part = tl.program_id(0)
     row = tl.program_id(1)
@@ -69,4 +69,4 @@ def _gvr_split_kernel(
             tl.atomic_xchg(arrive_ptr, 0, sem="relaxed")
             _refine_row(out_ptr, val_ptr, row_ptr, pre_idx_ptr + (row // next_n).to(tl.int64) * pre_stride, n,
                         count, aim, count_ptr, slot_keys, slot_cols, K, KB, TILE, CAP, SAMPLE, SAMPLE_GROUP,
-                        MIN_TILE, RANK_MAX, HINT_FREE, HAS_VALUES, LANES)
+                        MIN_TILE, RANK_MAX, HINT_FREE, HAS_VALUES, LANES, TIE_RUNG)

@@ -91,7 +91,7 @@ def _gvr_select_kernel(
     K: tl.constexpr, KB: tl.constexpr, REFINE_TILE: tl.constexpr, CAP: tl.constexpr, SAMPLE: tl.constexpr,
     SAMPLE_GROUP: tl.constexpr, MIN_TILE: tl.constexpr, RANK_MAX: tl.constexpr, HINT_FREE: tl.constexpr,
     VARLEN: tl.constexpr,
-    HAS_VALUES: tl.constexpr, REFINE_LANES: tl.constexpr,
+    HAS_VALUES: tl.constexpr, REFINE_LANES: tl.constexpr, TIE_RUNG: tl.constexpr,
 ):
     """Refine for row ``row0 + program_id(0)``: reset the row's counter to zero (the workspace restores itself),
     then select on the staged candidates; a staging that missed (fewer than K, or more than CAP) walks the retry
@@ -109,4 +109,4 @@ def _gvr_select_kernel(
         count = tl.atomic_xchg(ws_count_ptr + local, 0, sem="relaxed")  # the kernel boundary orders the staging
         _refine_row(out_ptr, val_ptr, row_ptr, pre_idx_ptr + (row // next_n).to(tl.int64) * pre_stride, n, count,
                     aim, ws_count_ptr + local, slot_keys, slot_cols, K, KB, REFINE_TILE, CAP, SAMPLE, SAMPLE_GROUP,
-                    MIN_TILE, RANK_MAX, HINT_FREE, HAS_VALUES, REFINE_LANES)
+                    MIN_TILE, RANK_MAX, HINT_FREE, HAS_VALUES, REFINE_LANES, TIE_RUNG)

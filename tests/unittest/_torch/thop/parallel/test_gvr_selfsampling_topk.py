@@ -496,6 +496,53 @@ def test_retry_ladder_after_a_misleading_sample(family, hint):
         assert (ws.view(torch.int32)[:at_rest] == 0).all()
 
 
+def _tied_rows(kind: str, n: int, seed: int) -> torch.Tensor:
+    """[2, n] rows whose sample threshold admits more than the slot holds because of ties at its key."""
+    g = torch.Generator().manual_seed(seed)
+    if kind == "equal":
+        return torch.ones(2, n)
+    if kind == "few_above":  # 1000 larger scores over a sea of 1.0: restaged above the tie, 1000 remain
+        x = torch.ones(2, n)
+        for r in range(2):
+            x[r, torch.randperm(n, generator=g)[:1000]] = 5.0 + torch.rand(1000, generator=g)
+        return x
+    if kind == "neg_inf_tail":  # 200 finite scores, then -inf: the -inf ties fill the rest
+        x = torch.randn(2, n, generator=g)
+        x[:, 200:] = float("-inf")
+        return x
+    if kind == "signed_zeros":  # the threshold is +0.0's key, not an exact key set: the whole-row path instead
+        return torch.where(torch.rand(2, n, generator=g) < 0.5, 0.0, -0.0)
+    raise ValueError(kind)
+
+
+@pytest.mark.parametrize("family", ["split", "stream"])
+@pytest.mark.parametrize("kind", ["equal", "few_above", "neg_inf_tail", "signed_zeros"])
+@pytest.mark.parametrize("k,hint", [(512, "none"), (2048, "none"), (512, "good")])
+def test_tie_rung(family, kind, k, hint, monkeypatch):
+    """``tuning.TIE_RUNG`` (off by default until measured): a staging that overflowed the slot on ties at its
+    threshold restages above the tied key, then takes the lowest-column ties; every outcome stays exact (values
+    included) and leaves the workspace counters at zero."""
+    from gvr_topk import api
+
+    monkeypatch.setattr(tuning, "TIE_RUNG", True)
+    api.clear_launch_cache()
+    try:
+        rows, n = 2, 20000
+        x = _tied_rows(kind, n, seed=k).to(DEV)
+        kv = _kv(rows, n)
+        pre = torch.topk(x, k, dim=1).indices.to(torch.int32) if hint == "good" else None
+        ws = torch.zeros(gvr_topk.workspace_bytes(rows, k), dtype=torch.uint8, device=DEV)
+        idx = torch.full((rows, k), -7, dtype=torch.int32, device=DEV)
+        val = torch.full((rows, k), 7.0, device=DEV)
+        for _ in range(2):
+            gvr_topk.run_varlen(x, pre, kv, idx, values=val, workspace=ws, family=family)
+            _assert_exact(x, idx, kv, val)
+            at_rest = 2 * rows if family == "split" else rows
+            assert (ws.view(torch.int32)[:at_rest] == 0).all()
+    finally:
+        api.clear_launch_cache()
+
+
 def test_split_serves_more_rows_when_they_are_short():
     """Past ``tuning.SPLIT_MAX_ROWS`` rows, rows of at most ``tuning.SPLIT_SHORT_MAX_N`` columns still go to the
     split family (fewer programs per row); mixed lengths (full, one short of full, shorter than K, empty) are exact,
