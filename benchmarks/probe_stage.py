@@ -54,6 +54,9 @@ def _old_share(row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP: t
 @triton.jit
 def _tile_v(row_ptr, cols, end, f, count_ptr, slot_keys, slot_cols, CAP: tl.constexpr, MASKED: tl.constexpr,
             PACK: tl.constexpr):
+    """Variants 2 and 3's tile: a frozen copy of ``_common._stage_tile`` with the packed store as an option. A copy on
+    purpose: factoring the package's tile to share it changed the split kernel's code on Triton 3.6, and the probe's
+    variants should not move when the package does."""
     if MASKED:
         live = cols < end
         x = tl.load(row_ptr + cols, mask=live, other=0.0).to(tl.float32)
