@@ -33,6 +33,8 @@ same rows is timed too. An arm is written as ``/``-separated settings:
 
 The default arms are NOTES entry 8's (``g8/m2048`` was the setting before it, ``g1/m1024`` the one after).
 Prints a table last and writes ``probe_sample.json`` to ``--out`` after every cell (a run cut short keeps its cells).
+``--data KIND`` times the benchmark's adversarial rows of that kind instead of its decode rows (for the tie rung:
+``--data equal --arms h0,h1 --cells 8x131075x2048``).
 
 Worker processes compile every (arm, cell) first (``--jobs``, default 8), so the timing process mostly loads
 kernels from Triton's disk cache (the first run compiled in the timing process and was cut after 5 cells).
@@ -54,6 +56,7 @@ import torch
 import gvr_topk
 from gvr_topk import tuning
 from gvr_topk.bench import timing
+from gvr_topk.bench.cases import ADVERSARIAL_KINDS
 from gvr_topk.bench.cases import Case
 from gvr_topk.bench.data import make_inputs
 from gvr_topk.bench.exact import check_exact_fast
@@ -132,6 +135,8 @@ def main() -> int:
     ap.add_argument("--arms", default=DEFAULT_ARMS, help=f"comma-separated arms (default {DEFAULT_ARMS})")
     ap.add_argument("--cells", default=DEFAULT_CELLS, help="comma-separated ROWSxNxK cells (default: 20 cells)")
     ap.add_argument("--jobs", type=int, default=8, help="worker processes that compile first (0: none)")
+    ap.add_argument("--data", default="decode", choices=("decode",) + ADVERSARIAL_KINDS,
+                    help="the benchmark's decode rows (default) or one of its adversarial kinds, e.g. equal")
     args = ap.parse_args()
     arms = {spec: parse_arm(spec) for spec in args.arms.split(",")}
     cells = [tuple(int(v) for v in c.split("x")) for c in args.cells.split(",")]
@@ -140,9 +145,10 @@ def main() -> int:
     flush = timing.L2Flush(dev)
     results = []
     for rows, n, k in cells:
-        inp = make_inputs(Case("grid", rows, n, k), k_max=2048, device=dev)
+        suite = "grid" if args.data == "decode" else "adversarial"
+        inp = make_inputs(Case(suite, rows, n, k, data=args.data), k_max=2048, device=dev)
         x, kv = inp.logits, inp.kv_lens
-        rec = dict(rows=rows, n=n, k=k, family=gvr_topk.route(rows, n, n, k).family, us={}, exact={}, plan={})
+        rec = dict(data=args.data, rows=rows, n=n, k=k, family=gvr_topk.route(rows, n, n, k).family, us={}, exact={}, plan={})
         torch.topk(x, k, dim=1, sorted=False)
         g, _ = timing.capture(lambda: torch.topk(x, k, dim=1, sorted=False))
         rec["us"]["torch"] = round(timing.time_graph(g, flush, args.reps).median_us, 2)
