@@ -24,6 +24,7 @@ from gvr_topk.bench import timing
 from gvr_topk.bench.cases import Case
 from gvr_topk.bench.data import make_inputs
 from gvr_topk.bench.exact import check_exact_fast
+from gvr_topk.launch.common import stage_lanes
 
 NT = 12
 
@@ -112,7 +113,7 @@ def main():
             call = lambda: _timed_split_kernel[(plan.split, rows)](  # noqa: E731
                 idx, x, cnt, keys, cols, t, n, x.stride(0), idx.stride(0), plan.aim, K=k, TILE=plan.block,
                 CAP=plan.cap, SAMPLE=plan.sample, SPLIT=plan.split, SEL_TILE=sel_tile,
-                LANES=min(plan.block, 32 * warps), num_warps=warps)
+                LANES=stage_lanes(plan.block, warps), num_warps=warps)
             call()
             torch.cuda.synchronize()
             g, _ = timing.capture(call)

@@ -24,6 +24,7 @@ import torch
 import triton
 import triton.language as tl
 
+from gvr_topk import reference
 from gvr_topk.bench import timing
 from gvr_topk.bench.cases import Case
 from gvr_topk.bench.data import make_inputs
@@ -134,12 +135,6 @@ def stage_k(logits_ptr, thr_ptr, count_ptr, keys_ptr, cols_ptr, n, row_stride,
         _share_v(row_ptr, start, end, thr, count_ptr + row, sk, sc, CAP, TILE, LANES, True)
 
 
-def order_key(x):
-    u = x.view(torch.int32).to(torch.int64) & 0xFFFFFFFF
-    k = torch.where(u >> 31 != 0, u ^ 0xFFFFFFFF, u | 0x80000000)
-    return torch.where(x != x, torch.full_like(k, 0xFFFFFFFF), k)
-
-
 def main():
     dev = torch.device("cuda")
     cells = [(512, 131075), (64, 131075), (512, 16387)]
@@ -157,9 +152,9 @@ def main():
         inp = make_inputs(Case("grid", rows, n, 2048), k_max=2048, device=dev)
         x = inp.logits
         kth = torch.topk(x[:, :n], 3072, dim=1).values[:, -1]
-        thr = order_key(kth).to(torch.int64)
+        thr = reference.order_keys(kth).to(torch.int64)
         thr32 = torch.where(thr >= 2**31, thr - 2**32, thr).to(torch.int32)
-        want = (order_key(x[:, :n]) >= thr[:, None]).sum(1).to(torch.int32)
+        want = (reference.order_keys(x[:, :n]) >= thr[:, None]).sum(1).to(torch.int32)
         CAP = 8192
         keys = torch.zeros(rows * CAP * 2, dtype=torch.int32, device=dev)
         cols = torch.zeros(rows * CAP, dtype=torch.int32, device=dev)
@@ -179,7 +174,7 @@ def main():
                     # staged columns are exactly the survivors (per row, as sets), checked on row 0 and the last
                     for r in (0, rows - 1):
                         got = torch.sort(cols[r * CAP: r * CAP + int(count[r])]).values
-                        ref = torch.nonzero(order_key(x[r, :n]) >= thr[r]).flatten().to(torch.int32)
+                        ref = torch.nonzero(reference.order_keys(x[r, :n]) >= thr[r]).flatten().to(torch.int32)
                         ok = ok and torch.equal(got, ref)
                 count.zero_()
                 g, _ = timing.capture(lambda: (call(), count.zero_()))
