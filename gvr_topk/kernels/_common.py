@@ -487,11 +487,13 @@ def _exact_key_set(t):
 
 
 @triton.jit
-def _refine_row(out_ptr, val_ptr, row_ptr, hint_ptr, n, count, aim, count_ptr, slot_keys, slot_cols, K: tl.constexpr,
+def _refine_row(out_ptr, val_ptr, row_ptr, hint_ptr, n, count, thr, aim, count_ptr, slot_keys, slot_cols,
+                K: tl.constexpr,
                 KB: tl.constexpr, TILE: tl.constexpr, CAP: tl.constexpr, SAMPLE: tl.constexpr,
                 SAMPLE_GROUP: tl.constexpr, MIN_TILE: tl.constexpr, RANK_MAX: tl.constexpr, HINT_FREE: tl.constexpr,
                 HAS_VALUES: tl.constexpr, LANES: tl.constexpr, TIE_RUNG: tl.constexpr):
-    """Refine a row (n > K) whose survivors of one staging attempt (``count`` of them) sit in its slot; one program.
+    """Refine a row (n > K) whose survivors of one staging attempt against order key ``thr`` (``count`` of them)
+    sit in its slot; one program.
 
     Accept path: K <= count <= CAP, exact selection on the staged candidates. Otherwise the retry ladder, each rung
     a single-program pass over the row (slow, never wrong): a 4x lower sample rank when too few survived, then the
@@ -504,7 +506,6 @@ def _refine_row(out_ptr, val_ptr, row_ptr, hint_ptr, n, count, aim, count_ptr, s
     holds K to CAP scores, they are selected as usual; if fewer than K, all of them win and the rest are the
     lowest-column scores whose key is t (the ties the first staging counted), found by a column-order scan that stops
     early. It runs only where both staging sets are exact key sets (``_exact_key_set``)."""
-    thr = tl.zeros([], tl.uint32)  # the threshold of the last staging, 0 until a rung restages
     if (count < K) & (n > CAP):
         rank = _sample_rank(n, aim, SAMPLE)
         if rank < SAMPLE:
@@ -517,16 +518,13 @@ def _refine_row(out_ptr, val_ptr, row_ptr, hint_ptr, n, count, aim, count_ptr, s
     done = tl.zeros([], tl.int32)
     if TIE_RUNG:
         if (count > CAP) & (n > CAP):
-            if thr == 0:
-                # The parallel staging's threshold (rows longer than CAP stage against the sample's key).
-                thr = _sample_threshold(row_ptr, n, _sample_rank(n, aim, SAMPLE), SAMPLE, SAMPLE_GROUP)
             if _exact_key_set(thr) & _exact_key_set(thr + 1):
                 above = _restage(row_ptr, n, thr + 1, count_ptr, slot_keys, slot_cols, CAP, TILE, LANES)
                 if above < K:
                     keys, cols, live = _load_slot(slot_keys, slot_cols, above, CAP)
                     base = _emit_selected(out_ptr, val_ptr, row_ptr, cols, live, 0, HAS_VALUES)
                     ties = _emit_ties(out_ptr, val_ptr, row_ptr, n, thr, base, K - above, TILE, HAS_VALUES)
-                    # The first staging counted more than CAP scores at or above thr, so the ties are there; should
+                    # The last staging counted more than CAP scores at or above thr, so the ties are there; should
                     # they not be, the exact whole-row path below rewrites every slot.
                     done = (ties == K - above).to(tl.int32)
                 else:

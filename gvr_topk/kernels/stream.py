@@ -85,7 +85,7 @@ def _gvr_stage_kernel(
 def _gvr_select_kernel(
     indices_ptr, values_ptr,  # outputs
     logits_ptr, pre_idx_ptr, kv_lens_ptr,  # inputs
-    ws_count_ptr, ws_keys_ptr, ws_cols_ptr,  # the workspace the staging kernel filled
+    ws_count_ptr, ws_thr_ptr, ws_keys_ptr, ws_cols_ptr,  # the workspace the threshold and staging kernels filled
     row0, n_bound, row_stride, out_stride, val_stride, pre_stride,
     n_uniform, next_n, cr_shift, aim,
     K: tl.constexpr, KB: tl.constexpr, REFINE_TILE: tl.constexpr, CAP: tl.constexpr, SAMPLE: tl.constexpr,
@@ -107,6 +107,9 @@ def _gvr_select_kernel(
         slot_keys = ws_keys_ptr + local.to(tl.int64) * CAP
         slot_cols = ws_cols_ptr + local.to(tl.int64) * CAP
         count = tl.atomic_xchg(ws_count_ptr + local, 0, sem="relaxed")  # the kernel boundary orders the staging
+        thr = tl.zeros([], tl.uint32)
+        if TIE_RUNG:  # only the tie rung reads the staging's threshold
+            thr = tl.load(ws_thr_ptr + local).to(tl.uint32, bitcast=True)
         _refine_row(out_ptr, val_ptr, row_ptr, pre_idx_ptr + (row // next_n).to(tl.int64) * pre_stride, n, count,
-                    aim, ws_count_ptr + local, slot_keys, slot_cols, K, KB, REFINE_TILE, CAP, SAMPLE, SAMPLE_GROUP,
+                    thr, aim, ws_count_ptr + local, slot_keys, slot_cols, K, KB, REFINE_TILE, CAP, SAMPLE, SAMPLE_GROUP,
                     MIN_TILE, RANK_MAX, HINT_FREE, HAS_VALUES, REFINE_LANES, TIE_RUNG)
