@@ -22,7 +22,6 @@ same rows is timed too. An arm is written as ``/``-separated settings:
 * ``n<N>``: ``SELECT_MANY_MAXNREG`` (register cap per thread of the select past one wave; 0 = none),
 * ``v<N>``: ``SELECT_MANY_WARPS`` (warps of that select),
 * ``y<N>``: ``SPLIT_SHORT_MAX_N`` (longest rows that go to ``split`` up to ``SPLIT_MAX_ROWS_SHORT`` rows),
-* ``z<N>``: ``SELECT_RANK_MAX`` (crossing bins up to N candidates ranked by one all-pairs compare; 0 = off),
 * ``r<N>``: ``STREAM_CHUNK_ROWS`` (rows per launch chunk of the streaming family),
 * ``o<N>``: ``STREAM_MIN_CHUNK`` (fewest scores per staging program),
 * ``b<N>``: ``THRESHOLD_WARPS`` (warps of the streaming family's threshold kernel),
@@ -65,7 +64,7 @@ KNOBS = {"g": "SAMPLE_GROUP", "m": "AIM_MARGIN", "a": "SAMPLE_ABOVE", "x": "SAMP
          "w": "SELECT_WARPS", "c": "CAP_BY_K", "f": "AIM_MAX_FRACTION", "p": "STREAM_TARGET_PROGRAMS",
          "s": "STREAM_WARPS", "i": "STREAM_TILE", "q": "SPLIT_TARGET_PROGRAMS",
          "u": "SPLIT_MAX_ROWS", "k": "SPLIT_MIN_CHUNK", "n": "SELECT_MANY_MAXNREG",
-         "v": "SELECT_MANY_WARPS", "y": "SPLIT_SHORT_MAX_N", "z": "SELECT_RANK_MAX",
+         "v": "SELECT_MANY_WARPS", "y": "SPLIT_SHORT_MAX_N",
          "r": "STREAM_CHUNK_ROWS", "o": "STREAM_MIN_CHUNK", "b": "THRESHOLD_WARPS", "l": "STREAM_STAGE_MAXNREG",
          "d": "SPLIT_TILE", "e": "SPLIT_WARPS", "h": "TIE_RUNG"}
 #: Settings whose tuning value is not the integer itself.

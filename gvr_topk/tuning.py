@@ -8,7 +8,8 @@ a value is re-measured (see ``benchmarks/NOTES.md`` for the measurements themsel
 PROVENANCE = {
     "source": "register family: initial values derived from the reference design (GVR V2 on B200) re-scaled for 132 "
               "SMs; streaming families (capacity, aim, tiles, warps, split, chunk): measured on the H200 with "
-              "benchmarks/probe_stream2.py on the benchmark's decode data (benchmarks/NOTES.md, entries 4-6); "
+              "benchmarks/probe_stream2.py (since removed; in git history) on the benchmark's decode data "
+              "(benchmarks/NOTES.md, entries 4-6); "
               "sample group and aim margin: host simulation of the sample threshold on the benchmark's decode rows, "
               "then benchmarks/probe_sample.py and the quick benchmark on the H200 (NOTES entry 8); sample size cap, "
               "smallest select tile and select warps: benchmarks/probe_sample.py on the H200 (two runs, one process "
@@ -16,7 +17,7 @@ PROVENANCE = {
               "programs and warps, one-warp staging, the select's register cap past one wave and the split family "
               "at 64 short rows: probe_sample.py in four device calls (entry 12); the streaming chunk of 512 rows: "
               "probe_sample.py (entry 13); the staging kernel's register cap and short-row tile: "
-              "benchmarks/probe_stage.py and probe_sample.py (entry 14)",
+              "benchmarks/probe_stage.py and probe_sample.py (entry 14); the tie rung: probe_sample.py --data (entry 15)",
     "gpu": "NVIDIA H200 (132 SMs, 60 MB L2), driver 580.159.04, torch 2.11, Triton 3.6",
     "date": "2026-11-30",
     "command": "python benchmarks/probe_stream2.py --quick; python benchmarks/probe_primitives.py; "
@@ -93,10 +94,11 @@ SELECT_MANY_MAXNREG = 128
 REFINE_TILE = 2048
 #: The retry ladder's tie rung (``_common._refine_row``): a staging that overflowed the slot on ties at its threshold
 #: (all-equal rows, a few distinct values, -inf padding) restages above the tied key and scans for the lowest-column
-#: ties, instead of the exact whole-row path's min/max, radix and emission passes. Built and CPU-tested, off until
-#: measured on the GPU (NOTES entry 14: the benchmark's adversarial rows `equal`, `few_distinct` and `neg_inf_tail`
-#: take 204-777 us on the whole-row path, torch.topk ~73 us).
-TIE_RUNG = False
+#: ties, instead of the exact whole-row path's min/max, radix and emission passes. Measured on the H200 (NOTES entry
+#: 15, probe_sample.py arms h0/h1, 8 x 131075 K=2048 / 1 x 131075 K=512): all equal 206.0 -> 86.0 / 183.6 -> 76.4 us,
+#: four distinct values 496.5 -> 96.7 / 475.0 -> 87.5, -inf tails 781.9 -> 91.2 / 756.9 -> 92.8; decode rows never
+#: take it.
+TIE_RUNG = True
 EXACT_ROW_WARPS = 4
 #: Staging programs the family aims to launch per chunk (split per row = ceil(this / rows)), and the fewest
 #: scores each should stream. 2048 one-warp programs (entry 12; with 4-warp programs 512 was best, entry 11).
@@ -140,13 +142,6 @@ SPLIT_WARPS = 8
 #: at most 2048 candidates (K=512 rows aim at 1536). Measured on the H200 (NOTES entry 10): 1 x 16387 K=512 31.9 ->
 #: 22.9 us, 64 x 131075 K=512 83.7 -> 75.3 us; K=2048 cells unchanged within noise (they never fit the tile).
 SELECT_MIN_TILE = 2048
-#: Crossing bins of at most this many candidates are selected by one all-pairs rank (RANK_MAX x RANK_MAX compares)
-#: instead of radix levels on the CROSS_CAP-lane tile; 0 turns it off. Built for the 1-row select chain, where the
-#: radix levels on the compacted crossing bin (15-72 candidates on decode rows) took 2.2-2.7 us of ~11 us (NOTES
-#: entry 12); predicted ~2 us less per select. Measured on the H200 (probe setting ``z64``, NOTES entry 13): 1-row
-#: cells -0.6 to -2.7 us (within their +-2 us run-to-run noise), 64 x 16387 K=2048 +2.5 us, 512 x 131075 K=2048
-#: +7.9 us (the select past one wave runs capped at 128 registers): not adopted, kept off.
-SELECT_RANK_MAX = 0
 #: Largest crossing bin (candidates sharing the K-th score's histogram bin) refined on a compacted small tile.
 #: Decode-like rows put a few dozen candidates there; larger bins are refined in place on the staged tile.
 CROSS_CAP = 512

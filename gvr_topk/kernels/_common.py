@@ -139,17 +139,6 @@ def _select_tile(keys, cols, cand, need):
 
 
 @triton.jit
-def _rank_select(keys, cols, cand, need):
-    """What :func:`_select_tile` returns, for a small tile: each candidate's rank in (key descending, column
-    ascending) order is the number of candidates before it, from one all-pairs compare (M x M lanes, no radix
-    levels); the ``need`` candidates of rank < need are selected. Columns are distinct, so the order is total and
-    ties at the K-th key go to the lowest columns, as the contract requires."""
-    before = (keys[None, :] > keys[:, None]) | ((keys[None, :] == keys[:, None]) & (cols[None, :] < cols[:, None]))
-    rank = tl.sum((cand[None, :] & before).to(tl.int32), 1)
-    return cand & (rank < need)
-
-
-@triton.jit
 def _emit_selected(out_ptr, val_ptr, row_ptr, cols, sel, base, HAS_VALUES: tl.constexpr):
     """Write the selected columns to consecutive slots from ``base``; returns the new base."""
     pos = base + tl.cumsum(sel.to(tl.int32), 0) - 1
@@ -268,7 +257,7 @@ def _hint_threshold(hint_ptr, row_ptr, n, K: tl.constexpr, KB: tl.constexpr):
 
 @triton.jit
 def _select_staged(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K: tl.constexpr, CAP: tl.constexpr,
-                   MIN_TILE: tl.constexpr, RANK_MAX: tl.constexpr, HAS_VALUES: tl.constexpr):
+                   MIN_TILE: tl.constexpr, HAS_VALUES: tl.constexpr):
     """Exact top-K of ``count`` staged candidates (K <= count <= CAP), on the smallest tile that holds them: every
     block operation costs in proportion to the tile's lanes, not the candidates. Tiles: CAP/2 (the sample aims at
     fewer survivors than that; measured 20-25% faster than CAP at K=512 on the H200, within noise at K=2048), CAP,
@@ -276,37 +265,33 @@ def _select_staged(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K: tl
     so a disabled small tile is not compiled at all)."""
     if MIN_TILE < CAP // 2:
         if (count <= MIN_TILE) and (K <= MIN_TILE):
-            _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, MIN_TILE, RANK_MAX,
-                                HAS_VALUES)
+            _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, MIN_TILE, HAS_VALUES)
         else:
-            _select_half_or_full(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP, RANK_MAX, HAS_VALUES)
+            _select_half_or_full(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP, HAS_VALUES)
     else:
-        _select_half_or_full(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP, RANK_MAX, HAS_VALUES)
+        _select_half_or_full(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP, HAS_VALUES)
 
 
 @triton.jit
 def _select_half_or_full(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K: tl.constexpr,
-                         CAP: tl.constexpr, RANK_MAX: tl.constexpr, HAS_VALUES: tl.constexpr):
+                         CAP: tl.constexpr, HAS_VALUES: tl.constexpr):
     """``_select_staged`` on a CAP/2-lane tile when the candidates (and K) fit it, else on the CAP-lane tile."""
     if (count <= CAP // 2) and (K <= CAP // 2):
-        _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP // 2, RANK_MAX,
-                            HAS_VALUES)
+        _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP // 2, HAS_VALUES)
     else:
-        _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP, RANK_MAX, HAS_VALUES)
+        _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP, HAS_VALUES)
 
 
 @triton.jit
 def _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K: tl.constexpr, CAP: tl.constexpr,
-                        RANK_MAX: tl.constexpr, HAS_VALUES: tl.constexpr):
+                        HAS_VALUES: tl.constexpr):
     """Exact top-K of ``count`` staged candidates (K <= count <= CAP). The slot's head is reused as scratch: its
     content is lost.
 
     One 256-bin histogram over the candidates' key window splits them into certain winners (bins above the
     crossing bin), losers, and the crossing bin. The crossing bin is usually a few dozen candidates: they are
     compacted to the slot's head and the remaining ``need`` of them are selected on a small tile, so the radix
-    levels run on CROSS_CAP lanes instead of CAP; with RANK_MAX > 0 (``tuning.SELECT_RANK_MAX``) a crossing bin of
-    at most RANK_MAX candidates is ranked by one all-pairs compare instead. A crossing bin larger than CROSS_CAP is
-    refined in place."""
+    levels run on CROSS_CAP lanes instead of CAP. A crossing bin larger than CROSS_CAP is refined in place."""
     keys, cols, live = _load_slot(slot_keys, slot_cols, count, CAP)
     lo, hi = _minmax(keys, live)
     certain, cross, need, in_b = _split_at_crossing_bin(keys, live, lo, hi, K)
@@ -319,16 +304,8 @@ def _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, 
         tl.store(slot_keys + cpos, keys.to(tl.int32, bitcast=True), mask=cross)
         tl.store(slot_cols + cpos, cols, mask=cross)
         tl.debug_barrier()  # the compacted crossing bin is visible to every lane
-        if RANK_MAX > 0:
-            if in_b <= RANK_MAX:
-                _select_compacted(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, cols, certain, in_b, need,
-                                  RANK_MAX, True, HAS_VALUES)
-            else:
-                _select_compacted(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, cols, certain, in_b, need,
-                                  CROSS_CAP, False, HAS_VALUES)
-        else:
-            _select_compacted(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, cols, certain, in_b, need, CROSS_CAP,
-                              False, HAS_VALUES)
+        _select_compacted(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, cols, certain, in_b, need, CROSS_CAP,
+                          HAS_VALUES)
     else:
         sel = certain | _select_tile(keys, cols, cross, need)
         _emit_selected(out_ptr, val_ptr, row_ptr, cols, sel, 0, HAS_VALUES)
@@ -346,19 +323,15 @@ def _split_at_crossing_bin(keys, live, lo, hi, K: tl.constexpr):
 
 @triton.jit
 def _select_compacted(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, cols, certain, in_b, need, M: tl.constexpr,
-                      BY_RANK: tl.constexpr, HAS_VALUES: tl.constexpr):
+                      HAS_VALUES: tl.constexpr):
     """Emit the certain winners (``certain`` lanes of ``cols``) and the ``need`` winners among a crossing bin of
-    ``in_b <= M`` candidates compacted to the slot's head, chosen by the all-pairs rank (BY_RANK) or by radix levels
-    on an M-lane tile."""
+    ``in_b <= M`` candidates compacted to the slot's head, chosen by radix levels on an M-lane tile."""
     j = tl.arange(0, M)
     small = j < in_b
     skeys = tl.load(slot_keys + j, mask=small, other=0, cache_modifier=".cg").to(tl.uint32, bitcast=True)
     scols = tl.load(slot_cols + j, mask=small, other=0, cache_modifier=".cg")
     skeys = tl.where(small, skeys, 0)
-    if BY_RANK:
-        ssel = _rank_select(skeys, scols, small, need)
-    else:
-        ssel = _select_tile(skeys, scols, small, need)
+    ssel = _select_tile(skeys, scols, small, need)
     base = _emit_selected(out_ptr, val_ptr, row_ptr, cols, certain, 0, HAS_VALUES)
     _emit_selected(out_ptr, val_ptr, row_ptr, scols, ssel, base, HAS_VALUES)
 
@@ -490,8 +463,8 @@ def _exact_key_set(t):
 def _refine_row(out_ptr, val_ptr, row_ptr, hint_ptr, n, count, thr, aim, count_ptr, slot_keys, slot_cols,
                 K: tl.constexpr,
                 KB: tl.constexpr, TILE: tl.constexpr, CAP: tl.constexpr, SAMPLE: tl.constexpr,
-                SAMPLE_GROUP: tl.constexpr, MIN_TILE: tl.constexpr, RANK_MAX: tl.constexpr, HINT_FREE: tl.constexpr,
-                HAS_VALUES: tl.constexpr, LANES: tl.constexpr, TIE_RUNG: tl.constexpr):
+                SAMPLE_GROUP: tl.constexpr, MIN_TILE: tl.constexpr, HINT_FREE: tl.constexpr, HAS_VALUES: tl.constexpr,
+                LANES: tl.constexpr, TIE_RUNG: tl.constexpr):
     """Refine a row (n > K) whose survivors of one staging attempt against order key ``thr`` (``count`` of them)
     sit in its slot; one program.
 
@@ -531,7 +504,6 @@ def _refine_row(out_ptr, val_ptr, row_ptr, hint_ptr, n, count, thr, aim, count_p
                     count = above
     if done == 0:
         if (count >= K) & (count <= CAP):
-            _select_staged(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP, MIN_TILE, RANK_MAX,
-                           HAS_VALUES)
+            _select_staged(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP, MIN_TILE, HAS_VALUES)
         else:
             _exact_row(out_ptr, val_ptr, row_ptr, n, K, TILE, HAS_VALUES)

@@ -36,7 +36,7 @@ def _gvr_split_kernel(
     n_bound, row_stride, out_stride, val_stride, pre_stride,
     n_uniform, next_n, cr_shift, aim,
     K: tl.constexpr, KB: tl.constexpr, TILE: tl.constexpr, CAP: tl.constexpr, SAMPLE: tl.constexpr,
-    SAMPLE_GROUP: tl.constexpr, MIN_TILE: tl.constexpr, RANK_MAX: tl.constexpr, SPLIT: tl.constexpr,
+    SAMPLE_GROUP: tl.constexpr, MIN_TILE: tl.constexpr, SPLIT: tl.constexpr,
     HINT_FREE: tl.constexpr,
     VARLEN: tl.constexpr, HAS_VALUES: tl.constexpr, LANES: tl.constexpr, TIE_RUNG: tl.constexpr,
 ):
@@ -69,4 +69,4 @@ def _gvr_split_kernel(
             tl.atomic_xchg(arrive_ptr, 0, sem="relaxed")
             _refine_row(out_ptr, val_ptr, row_ptr, pre_idx_ptr + (row // next_n).to(tl.int64) * pre_stride, n,
                         count, thr, aim, count_ptr, slot_keys, slot_cols, K, KB, TILE, CAP, SAMPLE, SAMPLE_GROUP,
-                        MIN_TILE, RANK_MAX, HINT_FREE, HAS_VALUES, LANES, TIE_RUNG)
+                        MIN_TILE, HINT_FREE, HAS_VALUES, LANES, TIE_RUNG)

@@ -89,7 +89,7 @@ def _gvr_select_kernel(
     row0, n_bound, row_stride, out_stride, val_stride, pre_stride,
     n_uniform, next_n, cr_shift, aim,
     K: tl.constexpr, KB: tl.constexpr, REFINE_TILE: tl.constexpr, CAP: tl.constexpr, SAMPLE: tl.constexpr,
-    SAMPLE_GROUP: tl.constexpr, MIN_TILE: tl.constexpr, RANK_MAX: tl.constexpr, HINT_FREE: tl.constexpr,
+    SAMPLE_GROUP: tl.constexpr, MIN_TILE: tl.constexpr, HINT_FREE: tl.constexpr,
     VARLEN: tl.constexpr,
     HAS_VALUES: tl.constexpr, REFINE_LANES: tl.constexpr, TIE_RUNG: tl.constexpr,
 ):
@@ -112,4 +112,4 @@ def _gvr_select_kernel(
             thr = tl.load(ws_thr_ptr + local).to(tl.uint32, bitcast=True)
         _refine_row(out_ptr, val_ptr, row_ptr, pre_idx_ptr + (row // next_n).to(tl.int64) * pre_stride, n, count,
                     thr, aim, ws_count_ptr + local, slot_keys, slot_cols, K, KB, REFINE_TILE, CAP, SAMPLE, SAMPLE_GROUP,
-                    MIN_TILE, RANK_MAX, HINT_FREE, HAS_VALUES, REFINE_LANES, TIE_RUNG)
+                    MIN_TILE, HINT_FREE, HAS_VALUES, REFINE_LANES, TIE_RUNG)

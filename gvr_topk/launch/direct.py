@@ -18,6 +18,12 @@ Built only where it is the same launch as the regular path:
 
 Anything else keeps the regular path (``build`` returns None), which is also what the Triton interpreter uses, and
 so does ``GVR_TOPK_DIRECT_LAUNCH=0``.
+
+A family made of several dependent kernels (the streaming family's threshold, stage and select per chunk of rows)
+hands back a :class:`Composite` of its launches; ``build`` turns it into a :class:`DirectSequence` that makes the
+same launches in the same order, each kernel taking its own subset of the call's pointers. Measured on the H200
+(``benchmarks/NOTES.md`` entry 15): the streaming family's eager host time was 100-190 us per call through
+``JITFunction.run`` (three launches with ~30 arguments each).
 """
 
 import inspect
@@ -78,7 +84,7 @@ class DirectLaunch:
         Every argument after the pointers, in signature order (ints and constexpr values).
     """
 
-    __slots__ = ("launcher", "function", "metadata", "grid", "tail")
+    __slots__ = ("launcher", "function", "metadata", "grid", "tail", "pick")
 
     def __init__(self, launcher, function, metadata, grid: tuple, tail: tuple):
         self.launcher = launcher
@@ -86,12 +92,40 @@ class DirectLaunch:
         self.metadata = metadata
         self.grid = grid
         self.tail = tail
+        #: Positions of this kernel's pointers among the call's (None: all of them, in order); see DirectSequence.
+        self.pick = None
 
     def __call__(self, stream: int, *ptrs: int) -> None:
         """Launch on the raw CUDA ``stream`` handle with the pointer arguments ``ptrs`` (int addresses, in
         signature order)."""
         g = self.grid
+        if self.pick is not None:
+            ptrs = [ptrs[i] for i in self.pick]
         self.launcher(g[0], g[1], g[2], stream, self.function, self.metadata, None, None, None, *ptrs, *self.tail)
+
+
+class Composite:
+    """What a family of several kernels returns from one regular launch: every launch it made, in order, as
+    ``(kernel, compiled, grid, scalars)`` (``scalars``: that launch's non-pointer arguments by name)."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self, parts: Sequence[tuple]):
+        self.parts = tuple(parts)
+
+
+class DirectSequence:
+    """Direct launches made one after the other on the same stream, called like one :class:`DirectLaunch` with
+    all of the call's pointers (each part picks its own)."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self, parts: Sequence[DirectLaunch]):
+        self.parts = tuple(parts)
+
+    def __call__(self, stream: int, *ptrs: int) -> None:
+        for part in self.parts:
+            part(stream, *ptrs)
 
 
 def build(compiled, kernel, grid: Sequence[int], scalars: dict, pointer_names: Sequence[str]
@@ -113,6 +147,8 @@ def build(compiled, kernel, grid: Sequence[int], scalars: dict, pointer_names: S
     pointer_names : sequence of str
         The per-call pointer parameters, which must be the kernel's first parameters in this order.
     """
+    if isinstance(compiled, Composite):
+        return _build_sequence(compiled, pointer_names)
     if not ENABLED or compiled is None or not MIN_TRITON <= triton_version() <= MAX_TRITON or hooks_installed():
         return None
     launcher = getattr(compiled, "run", None)
@@ -128,3 +164,22 @@ def build(compiled, kernel, grid: Sequence[int], scalars: dict, pointer_names: S
         return None
     grid3 = tuple(int(g) for g in grid) + (1,) * (3 - len(grid))
     return DirectLaunch(launcher, function, metadata, grid3, tuple(scalars[n] for n in names[np:]))
+
+
+def _build_sequence(composite: Composite, pointer_names: Sequence[str]) -> Optional[DirectSequence]:
+    """A :class:`DirectSequence` of every launch of ``composite`` (None where any of them must stay regular). Each
+    kernel's leading parameters named in ``pointer_names`` are its pointers; the part picks them by position."""
+    parts = []
+    for kernel, compiled, grid, scalars in composite.parts:
+        names = list(inspect.signature(getattr(kernel, "fn", kernel)).parameters)
+        own = []
+        for name in names:
+            if name not in pointer_names:
+                break
+            own.append(name)
+        part = build(compiled, kernel, grid, scalars, own)
+        if part is None or isinstance(part, DirectSequence):
+            return None
+        part.pick = tuple(pointer_names.index(name) for name in own)
+        parts.append(part)
+    return DirectSequence(parts) if parts else None

@@ -22,7 +22,7 @@ def grid(plan: Plan, rows: int) -> tuple:
 def family_kwargs(plan: Plan, rows: int) -> dict:
     """Launch arguments of this family that do not change from call to call (ints, constexprs, num_warps)."""
     return dict(aim=plan.aim, TILE=plan.block, CAP=plan.cap, SAMPLE=plan.sample, SAMPLE_GROUP=tuning.SAMPLE_GROUP,
-                MIN_TILE=tuning.SELECT_MIN_TILE, RANK_MAX=tuning.SELECT_RANK_MAX, SPLIT=plan.split,
+                MIN_TILE=tuning.SELECT_MIN_TILE, SPLIT=plan.split,
                 LANES=stage_lanes(plan.block, plan.num_warps), TIE_RUNG=tuning.TIE_RUNG, num_warps=plan.num_warps)
 
 

@@ -11,6 +11,7 @@ import triton.language as tl
 
 from .. import tuning
 from .. import workspace as ws
+from . import direct
 from ..dispatch import Plan
 from ..kernels import stream as _kernels
 from .common import stage_lanes
@@ -52,7 +53,9 @@ class StreamLaunch:
         fn.__name__ = "stream_launch"
         self.fn = fn
 
-    def run(self, *, grid=None, warmup=False, **kw) -> None:
+    def run(self, *, grid=None, warmup=False, **kw) -> direct.Composite:
+        """Launch the three kernels chunk by chunk; returns every launch made (``direct.Composite``), from which
+        the launcher cache builds direct launches."""
         rows, chunk = kw["num_rows"], kw["chunk_rows"]
         threshold, stage, select = self.kernels
         n_thr, n_stage, n_select = self.names
@@ -64,11 +67,16 @@ class StreamLaunch:
         # A register cap on the select (0: none) trades spills for more resident programs per SM.
         cap = dict(maxnreg=kw["select_maxnreg"]) if kw["select_maxnreg"] else {}
         stage_cap = dict(maxnreg=kw["stage_maxnreg"]) if kw["stage_maxnreg"] else {}
+        made = []
         for row0 in range(0, rows, chunk):
             m = min(chunk, rows - row0)
-            threshold[(m,)](row0=row0, num_warps=warps[0], **a_thr)
-            stage[(split, m)](row0=row0, num_warps=warps[1], **a_stage, **stage_cap)
-            select[(m,)](row0=row0, num_warps=warps[2], **a_select, **cap)
+            for kernel, grid_, args, opts in ((threshold, (m,), a_thr, dict(num_warps=warps[0])),
+                                              (stage, (split, m), a_stage, dict(num_warps=warps[1], **stage_cap)),
+                                              (select, (m,), a_select, dict(num_warps=warps[2], **cap))):
+                compiled = kernel[grid_](row0=row0, **opts, **args)
+                made.append((kernel, compiled, grid_, {k: v for k, v in args.items() if not k.endswith("_ptr")}
+                             | {"row0": row0}))
+        return direct.Composite(made)
 
 
 _LAUNCH = None
@@ -90,7 +98,7 @@ def grid(plan: Plan, rows: int) -> tuple:
 def family_kwargs(plan: Plan, rows: int) -> dict:
     """Launch arguments of this family that do not change from call to call (ints, constexprs, warps)."""
     return dict(aim=plan.aim, TILE=plan.block, CAP=plan.cap, SAMPLE=plan.sample, SAMPLE_GROUP=tuning.SAMPLE_GROUP,
-                MIN_TILE=tuning.SELECT_MIN_TILE, RANK_MAX=tuning.SELECT_RANK_MAX, SPLIT=plan.split,
+                MIN_TILE=tuning.SELECT_MIN_TILE, SPLIT=plan.split,
                 num_rows=rows, chunk_rows=tuning.STREAM_CHUNK_ROWS,
                 stage_warps=plan.num_warps, threshold_warps=tuning.THRESHOLD_WARPS, select_warps=plan.select_warps,
                 select_maxnreg=plan.select_maxnreg, stage_maxnreg=tuning.STREAM_STAGE_MAXNREG,

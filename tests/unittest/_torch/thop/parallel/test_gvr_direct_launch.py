@@ -34,13 +34,13 @@ class _Compiled:
         self.calls.append(args)
 
 
-def _entry(rows=2, n=20000, k=64):
-    """A prepared split launch (one call through the regular path, the interpreter on CPU)."""
+def _entry(rows=2, n=20000, k=64, family="split"):
+    """A prepared launch of ``family`` (one call through the regular path, the interpreter on CPU)."""
     api.clear_launch_cache()
     x = torch.randn(rows, n, device=DEV)
     kv = torch.full((rows,), n, dtype=torch.int32, device=DEV)
     idx = torch.empty(rows, k, dtype=torch.int32, device=DEV)
-    gvr_topk.run_varlen(x, None, kv, idx, max_seq_len=n, family="split")
+    gvr_topk.run_varlen(x, None, kv, idx, max_seq_len=n, family=family)
     (prep,) = api._PREPARED.values()
     return prep.entry
 
@@ -68,6 +68,56 @@ def test_direct_launch_passes_every_argument_in_signature_order():
     assert {n: by_name[n] for n in ptr_names} == dict(zip(ptr_names, ptrs))
     assert {n: v for n, v in by_name.items() if n not in ptr_names} == {
         n: entry.scalars[n] for n in _names(entry.kernel) if n not in ptr_names}
+
+
+class _RecordingKernel:
+    """Stands in for a ``@triton.jit`` kernel: same parameters, ``kernel[grid](**kwargs)`` records the regular
+    launch and returns a :class:`_Compiled`."""
+
+    def __init__(self, real):
+        self.fn = real.fn
+        self.compiled = _Compiled()
+        self.regular = []
+
+    def __getitem__(self, grid):
+        def launch(**kwargs):
+            self.regular.append((grid, kwargs))
+            return self.compiled
+
+        return launch
+
+
+def test_streaming_family_direct_launches_make_the_regular_launches(monkeypatch):
+    """The streaming family's three kernels per chunk go direct as one sequence: the same kernels in the same order
+    and grids, each handed its own pointers (picked from the call's by name) and exactly the arguments its regular
+    launch took. Two chunks of rows, so ``row0`` differs between launches of one kernel."""
+    from gvr_topk import tuning
+    from gvr_topk.launch import stream as stream_launch
+
+    monkeypatch.setattr(tuning, "STREAM_CHUNK_ROWS", 2)
+    entry = _entry(rows=3, family="stream")
+    monkeypatch.setattr(direct, "triton_version", lambda: (3, 6))
+    monkeypatch.setattr(direct, "hooks_installed", lambda: False)
+    kernels = [_RecordingKernel(k) for k in entry.kernel.kernels]
+    launch = stream_launch.StreamLaunch(*kernels)
+    ptr_names = POINTER_ARGS + entry.ws_args
+    ptrs = tuple(4096 * (i + 1) for i in range(len(ptr_names)))
+    composite = launch.run(**dict(zip(ptr_names, ptrs)), **entry.scalars, grid=entry.grid, warmup=False)
+    d = direct.build(composite, launch, entry.grid, entry.scalars, ptr_names)
+    assert isinstance(d, direct.DirectSequence) and len(d.parts) == 6  # 2 chunks x 3 kernels
+    d(1234, *ptrs)
+    for kernel in kernels:
+        assert len(kernel.regular) == 2 and len(kernel.compiled.calls) == 2
+        for (grid, kwargs), args in zip(kernel.regular, kernel.compiled.calls):
+            assert args[:9] == tuple(grid) + (1,) * (3 - len(grid)) + (
+                1234, kernel.compiled.function, kernel.compiled.packed_metadata, None, None, None)
+            names = _names(kernel)
+            assert dict(zip(names, args[9:])) == {n: kwargs[n] for n in names} and len(args) - 9 == len(names)
+    assert [k.regular[1][1]["row0"] for k in kernels] == [2, 2, 2]
+    # One launch that must stay regular keeps the whole sequence regular.
+    kernels[1].compiled = None
+    assert direct.build(launch.run(**dict(zip(ptr_names, ptrs)), **entry.scalars, grid=entry.grid, warmup=False),
+                        launch, entry.grid, entry.scalars, ptr_names) is None
 
 
 def test_regular_path_stays_where_a_direct_launch_is_not_the_same_launch(monkeypatch):
@@ -153,10 +203,10 @@ def test_triton_version_parses_release_and_dev_strings(monkeypatch):
 
 @gpu_only
 @pytest.mark.parametrize("caller_ws", [False, True], ids=["library_ws", "caller_ws"])
-@pytest.mark.parametrize("rows,n,k", [(1, 131075, 2048), (4, 16387, 512), (8, 4111, 2048)])
+@pytest.mark.parametrize("rows,n,k", [(1, 131075, 2048), (4, 16387, 512), (8, 4111, 2048), (96, 16387, 512)])
 def test_hot_path_goes_direct_and_stays_exact(rows, n, k, caller_ws):
-    """From the second hot call on, launches go direct (split and register families); every call is exact on new
-    data in the same buffers and on other buffers of the same signature."""
+    """From the second hot call on, launches go direct (split, register and streaming families); every call is
+    exact on new data in the same buffers and on other buffers of the same signature."""
     api.clear_launch_cache()
     g = torch.Generator(device=DEV).manual_seed(rows * n + k)
     x = torch.randn(rows, n, device=DEV, generator=g)

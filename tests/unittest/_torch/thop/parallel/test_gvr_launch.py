@@ -13,7 +13,6 @@ import triton.language as tl
 from gvr_topk import dispatch
 from gvr_topk import tuning
 from gvr_topk.kernels import stream as kernels
-from gvr_topk.kernels._common import _rank_select
 from gvr_topk.launch import stream as stream_launch
 
 pytestmark = pytest.mark.gvr_topk
@@ -79,39 +78,3 @@ def test_only_kernel_arguments_reach_each_kernel():
         real = getattr(kernels, name)
         allowed = set(inspect.signature(real.fn).parameters) | {"num_warps", "maxnreg"}
         assert set(kwargs) <= allowed, (name, set(kwargs) - allowed)
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# The all-pairs rank select of a small crossing bin, against the contract's order
-# ---------------------------------------------------------------------------------------------------------------
-
-
-@triton.jit
-def _rank_select_probe(keys_ptr, cols_ptr, cand_ptr, out_ptr, need, M: tl.constexpr):
-    i = tl.arange(0, M)
-    keys = tl.load(keys_ptr + i).to(tl.uint32, bitcast=True)
-    sel = _rank_select(keys, tl.load(cols_ptr + i), tl.load(cand_ptr + i) != 0, need)
-    tl.store(out_ptr + i, sel.to(tl.int32))
-
-
-def test_rank_select_matches_the_contract_order():
-    """``_rank_select`` keeps exactly the ``need`` candidates first in (key descending, column ascending) order:
-    distinct keys, heavy ties, lanes that are not candidates, need = 1 and need = all candidates."""
-    dev = "cuda" if torch.cuda.is_available() else "cpu"
-    g = torch.Generator().manual_seed(5)
-    m = 64
-    for trial in range(6):
-        distinct = trial % 2 == 0
-        keys = torch.randint(1, 2**31 if distinct else 4, (m,), generator=g, dtype=torch.int64)
-        cols = torch.randperm(100000, generator=g)[:m].to(torch.int32)
-        cand = torch.rand(m, generator=g) < (1.0 if trial < 2 else 0.6)
-        count = int(cand.sum())
-        for need in sorted({1, count // 2 or 1, count}):
-            out = torch.empty(m, dtype=torch.int32)
-            args = [t.to(dev) for t in (keys.to(torch.int32), cols, cand.to(torch.int32), out)]
-            _rank_select_probe[(1,)](*args, need, M=m)
-            got = args[3].cpu().bool()
-            order = sorted((i for i in range(m) if cand[i]), key=lambda i: (-int(keys[i]), int(cols[i])))
-            want = torch.zeros(m, dtype=torch.bool)
-            want[order[:need]] = True
-            assert torch.equal(got, want), (trial, need)
