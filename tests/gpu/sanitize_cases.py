@@ -2,7 +2,8 @@
 
 Covers each family (reg, stream, split) hinted and hint-free, values on and off, short rows (n <= K), n = K + 1,
 n = capacity and capacity + 1 (the streaming families stage a whole row when it fits), varlen batches with
-zero-window rows (kv_lens < next_n), and a logits row stride wider than npad. Every output is checked with
+zero-window rows (kv_lens < next_n), a logits row stride wider than npad, rows whose ties overflow the staging slot
+(the retry ladder's tie rung) and repeated calls that launch directly. Every output is checked with
 ``gvr_topk.testing.check_exact``; the last line is ``GVR-SANITIZE-CASES OK <cases> cases`` when all were exact
 (exit 0), else the failures are listed and the exit status is 1.
 
@@ -87,11 +88,51 @@ def run_case(name, family, k, lens, npad, extra, next_n, hinted, values, dtype, 
     return check_exact(logits, idx, kv_lens=kv, next_n=next_n, values=val)
 
 
+def tied_cases():
+    """Rows whose sample threshold admits more scores than the slot holds because of ties at its key (the tie rung
+    of ``_common._refine_row``): all equal, 200 finite scores then -inf, 1000 larger scores over a sea of ties."""
+    n = 12000  # past the slot (8192) of every K here
+    g = torch.Generator().manual_seed(11)
+    few = torch.ones(2, n)
+    few[:, torch.randperm(n, generator=g)[:1000]] = 5.0 + torch.rand(1000, generator=g)
+    tail = torch.randn(2, n, generator=g)
+    tail[:, 200:] = float("-inf")
+    out = []
+    for family in ("stream", "split"):
+        for kind, x in (("all equal", torch.ones(2, n)), ("-inf tail", tail), ("1000 over ties", few)):
+            out.append((f"tie rung {family} {kind}", family, x))
+    return out
+
+
+def run_tied(family, x, seed):
+    x = x.to(DEV)
+    kv = torch.full((x.shape[0],), x.shape[1], dtype=torch.int32, device=DEV)
+    idx = torch.empty(x.shape[0], 512, dtype=torch.int32, device=DEV)
+    val = torch.empty(x.shape[0], 512, device=DEV)
+    hint = torch.topk(x, 512, dim=1).indices.to(torch.int32) if seed % 2 else None
+    gvr_topk.run_varlen(x, hint, kv, idx, values=val, family=family, max_seq_len=x.shape[1])
+    if DEV == "cuda":
+        torch.cuda.synchronize()
+    return check_exact(x, idx, kv_lens=kv, values=val)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer cases (for racecheck, which is slow)")
+    ap.add_argument("--ties-only", action="store_true",
+                    help="only the tie-rung rows and the repeated (direct) calls of every streaming family")
     args = ap.parse_args(argv)
     failed = 0
+    total = 0
+    for i, (name, family, x) in enumerate(tied_cases()):
+        problems = run_tied(family, x, seed=i)
+        print(f"[tie {i + 1}] {name}: {'exact' if not problems else 'WRONG ' + '; '.join(problems)}", flush=True)
+        failed += bool(problems)
+        total += 1
+    fails = []
+    if args.ties_only:
+        total += _repeated_calls((("split", 20000, 2), ("stream", 16387, 2)), fails.append)
+        return _verdict(failed + len(fails), total)
     all_cases = cases(args.quick)
     for i, c in enumerate(all_cases):
         problems = run_case(*c, seed=i)
@@ -106,24 +147,35 @@ def main(argv=None) -> int:
         p = check_exact(x, idx, n_valid=4097)
         print(f"run family={family}: {'exact' if not p else 'WRONG ' + '; '.join(p)}", flush=True)
         failed += bool(p)
-    # One signature called three times: from the second hot call on, launches go direct (launch/direct.py).
-    direct_calls = 0
-    for family, n in (("split", 20000), ("reg", 5000)):
-        for rep in range(3):
-            xr = torch.randn(2, n, device=DEV)
-            kv = torch.full((2,), n, dtype=torch.int32, device=DEV)
-            idx = torch.empty(2, 64, dtype=torch.int32, device=DEV)
-            gvr_topk.run_varlen(xr, None, kv, idx, family=family, max_seq_len=n)
-            p = check_exact(xr, idx, kv_lens=kv)
-            print(f"repeated call {rep + 1} family={family}: {'exact' if not p else 'WRONG ' + '; '.join(p)}",
-                  flush=True)
-            failed += bool(p)
-            direct_calls += 1
+    direct_calls = _repeated_calls((("split", 20000, 2), ("reg", 5000, 2), ("stream", 16387, 2)), fails.append)
+    failed += len(fails)
     idx, val = gvr_topk.topk(x, 100, return_values=True)
     p = check_exact(x, idx, values=val)
     failed += bool(p)
     print(f"topk: {'exact' if not p else 'WRONG ' + '; '.join(p)}")
-    total = len(all_cases) + len(gvr_topk.FAMILIES) + direct_calls + 1
+    return _verdict(failed, total + len(all_cases) + len(gvr_topk.FAMILIES) + direct_calls + 1)
+
+
+def _repeated_calls(shapes, on_fail) -> int:
+    """One signature per (family, n, rows) called three times: from the second hot call on, launches go direct
+    (launch/direct.py). Returns the number of calls; ``on_fail`` gets each wrong call's problems."""
+    calls = 0
+    for family, n, rows in shapes:
+        for rep in range(3):
+            xr = torch.randn(rows, n, device=DEV)
+            kv = torch.full((rows,), n, dtype=torch.int32, device=DEV)
+            idx = torch.empty(rows, 64, dtype=torch.int32, device=DEV)
+            gvr_topk.run_varlen(xr, None, kv, idx, family=family, max_seq_len=n)
+            p = check_exact(xr, idx, kv_lens=kv)
+            print(f"repeated call {rep + 1} family={family}: {'exact' if not p else 'WRONG ' + '; '.join(p)}",
+                  flush=True)
+            if p:
+                on_fail(p)
+            calls += 1
+    return calls
+
+
+def _verdict(failed: int, total: int) -> int:
     if failed:
         print(f"GVR-SANITIZE-CASES FAILED {failed} of {total} cases")
         return 1

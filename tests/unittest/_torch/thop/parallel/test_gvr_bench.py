@@ -497,3 +497,29 @@ def test_probe_arm_settings_name_real_tuning_values():
     with probe_sample.tuned({"SELECT_WARPS": saved // 2}):
         assert tuning.SELECT_WARPS == saved // 2
     assert tuning.SELECT_WARPS == saved
+
+
+def test_probe_ab_freezes_a_revision_beside_the_working_tree(tmp_path):
+    """benchmarks/probe_ab.py: the frozen revision imports as its own package next to ``gvr_topk``, with its own op
+    namespace (both register), and the same public call."""
+    import shutil
+    import subprocess
+
+    repo = Path(__file__).resolve().parents[5]
+    if shutil.which("git") is None or subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"],
+                                                     capture_output=True).returncode != 0:
+        pytest.skip("needs git and a git checkout")
+    sys.path.insert(0, str(repo / "benchmarks"))
+    try:
+        import probe_ab
+    finally:
+        sys.path.remove(str(repo / "benchmarks"))
+    probe_ab.freeze("HEAD", str(tmp_path))
+    pkgs = probe_ab.packages(str(tmp_path))
+    try:
+        assert pkgs["base"].__file__.startswith(str(tmp_path))
+        assert (pkgs["base"].ops.NAMESPACE, pkgs["new"].ops.NAMESPACE) == ("gvr_base", "gvr")
+        assert hasattr(torch.ops.gvr_base, "topk_varlen") and hasattr(torch.ops.gvr, "topk_varlen")
+        assert callable(pkgs["base"].run_varlen)
+    finally:
+        sys.path.remove(str(tmp_path))

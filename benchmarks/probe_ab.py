@@ -1,0 +1,143 @@
+"""Developer probe (GPU): the working tree's ``gvr_topk`` against another git revision of it, in ONE process.
+
+Kernel changes (not tuning values, which ``probe_sample.py`` A/Bs) used to be compared in two processes, whose 1-row
+cells differ by +-2 us from process to process. This probe freezes ``--rev``'s package as ``gvr_topk_base`` in a
+temporary directory (``git archive``; its torch op namespace renamed so both register), then, per cell, calls both
+packages' hint-free ``run_varlen`` on the same inputs, captures each into a CUDA graph and replays them interleaved
+(base, new, base, new; L2 flushed before each replay), and checks every output exact. Used for NOTES entry 15.
+
+    python benchmarks/probe_ab.py --rev HEAD --cells 1x131075x2048,512x131075x2048 [--reps 30] [--data few_distinct]
+                                  [--values] [--out DIR]
+"""
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ProcessPoolExecutor
+
+import torch
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def freeze(rev: str, into: str) -> None:
+    """Write ``rev``'s ``gvr_topk`` to ``into/gvr_topk_base``, its op namespace renamed ``gvr_base``."""
+    archive = subprocess.run(["git", "-C", REPO, "archive", rev, "gvr_topk"], check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", into], input=archive, check=True)
+    os.rename(os.path.join(into, "gvr_topk"), os.path.join(into, "gvr_topk_base"))
+    ops = os.path.join(into, "gvr_topk_base", "ops.py")
+    text = open(ops).read()
+    if 'NAMESPACE = "gvr"\n' not in text:
+        raise SystemExit(f"probe_ab: {rev}'s ops.py has no NAMESPACE line to rename")
+    with open(ops, "w") as fh:
+        fh.write(text.replace('NAMESPACE = "gvr"\n', 'NAMESPACE = "gvr_base"\n'))
+
+
+def packages(base_dir: str) -> dict:
+    if base_dir not in sys.path:
+        sys.path.insert(0, base_dir)
+    import gvr_topk
+    import gvr_topk_base
+
+    return {"base": gvr_topk_base, "new": gvr_topk}
+
+
+def _compile(job) -> str:
+    """Worker: one call of one package on a cell's shape, so its kernels land in Triton's disk cache."""
+    base_dir, name, (rows, n, k), values = job
+    try:
+        m = packages(base_dir)[name]
+        x = torch.randn(rows, n, device="cuda")
+        kv = torch.full((rows,), n, dtype=torch.int32, device="cuda")
+        idx = torch.empty(rows, k, dtype=torch.int32, device="cuda")
+        val = torch.empty(rows, k, device="cuda") if values else None
+        m.run_varlen(x, None, kv, idx, values=val, max_seq_len=n)
+        torch.cuda.synchronize()
+        return ""
+    except Exception as e:  # reported; the timing process compiles it again itself
+        return f"{name} {rows}x{n}x{k}: {type(e).__name__}: {str(e)[:300]}"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rev", default="HEAD", help="git revision to compare against (default HEAD)")
+    ap.add_argument("--cells", required=True, help="comma-separated ROWSxNxK cells")
+    ap.add_argument("--reps", type=int, default=30)
+    ap.add_argument("--data", default="decode", help="decode rows (default) or one adversarial kind, e.g. equal")
+    ap.add_argument("--values", action="store_true", help="also write (and check) the values output")
+    ap.add_argument("--jobs", type=int, default=8, help="worker processes that compile first (0: none)")
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+    cells = [tuple(int(v) for v in c.split("x")) for c in args.cells.split(",")]
+    base_dir = tempfile.mkdtemp(prefix="gvr_ab_")
+    freeze(args.rev, base_dir)
+    if args.jobs > 0:
+        work = [(base_dir, name, c, args.values) for name in ("base", "new") for c in cells]
+        with ProcessPoolExecutor(args.jobs, mp_context=mp.get_context("spawn")) as pool:
+            for err in pool.map(_compile, work):
+                if err:
+                    print("precompile:", err, flush=True)
+    from gvr_topk.bench import timing
+    from gvr_topk.bench.cases import Case
+    from gvr_topk.bench.data import make_inputs
+    from gvr_topk.bench.exact import check_exact_fast
+
+    pk = packages(base_dir)
+    dev = torch.device("cuda")
+    flush = timing.L2Flush(dev)
+    results = []
+    for rows, n, k in cells:
+        suite = "grid" if args.data == "decode" else "adversarial"
+        inp = make_inputs(Case(suite, rows, n, k, data=args.data), k_max=2048, device=dev)
+        x, kv = inp.logits, inp.kv_lens
+        rec = dict(rows=rows, n=n, k=k, data=args.data, family=pk["new"].route(rows, n, n, k).family, us={},
+                   exact={})
+        graphs, outs = {}, {}
+        for name, m in pk.items():
+            idx = torch.empty(rows, k, dtype=torch.int32, device=dev)
+            val = torch.empty(rows, k, device=dev) if args.values else None
+            call = (lambda m=m, idx=idx, val=val: m.run_varlen(x, None, kv, idx, values=val, max_seq_len=n))
+            call()
+            graphs[name], _ = timing.capture(call)
+            outs[name] = (idx, val)
+        g, _ = timing.capture(lambda: torch.topk(x, k, dim=1, sorted=False))
+        rec["us"]["torch"] = round(timing.time_graph(g, flush, args.reps).median_us, 2)
+        halves = {name: [] for name in pk}
+        for _ in range(2):  # interleaved halves spread any drift over both arms
+            for name in pk:
+                halves[name].append(timing.time_graph(graphs[name], flush, max(5, args.reps // 2)).median_us)
+        for name in pk:
+            rec["us"][name] = round(sum(halves[name]) / 2, 2)
+            idx, val = outs[name]
+            idx.fill_(-7)
+            graphs[name].replay()
+            torch.cuda.synchronize()
+            rec["exact"][name] = not check_exact_fast(x, idx, kv_lens=kv, values=val)
+        results.append(rec)
+        print(json.dumps(rec), flush=True)
+        if args.out:
+            os.makedirs(args.out, exist_ok=True)
+            with open(os.path.join(args.out, "probe_ab.json"), "w") as fh:
+                json.dump(dict(rev=args.rev, cells=results), fh, indent=1)
+    print(f"\nbase = {args.rev}, new = working tree; us, hint-free, graph replay, cold L2")
+    print(f"{'rows':>4} {'n':>7} {'k':>5} {'family':6} {'torch':>7} {'base':>8} {'new':>8} {'new/base':>8}")
+    for r in results:
+        print(f"{r['rows']:4d} {r['n']:7d} {r['k']:5d} {r['family']:6} {r['us']['torch']:7.1f} "
+              f"{r['us']['base']:7.1f}{' ' if r['exact']['base'] else '!'} {r['us']['new']:7.1f}"
+              f"{' ' if r['exact']['new'] else '!'} {r['us']['new'] / r['us']['base']:8.3f}")
+    for name in pk:
+        gm = 1.0
+        for r in results:
+            gm *= r["us"]["torch"] / r["us"][name]
+        print(f"{name}: geomean speed-up over torch.topk {gm ** (1 / max(1, len(results))):.2f}x")
+    bad = [(r["rows"], r["n"], r["k"], name) for r in results for name in pk if not r["exact"][name]]
+    print(f"{len(results) * 2 - len(bad)} outputs exact, {len(bad)} not exact {bad[:5]}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
