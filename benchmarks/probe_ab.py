@@ -19,6 +19,7 @@ import sys
 import tempfile
 from concurrent.futures import ProcessPoolExecutor
 
+import probe_sample  # benchmarks/, the script's own directory
 import torch
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -30,7 +31,8 @@ def freeze(rev: str, into: str) -> None:
     subprocess.run(["tar", "-x", "-C", into], input=archive, check=True)
     os.rename(os.path.join(into, "gvr_topk"), os.path.join(into, "gvr_topk_base"))
     ops = os.path.join(into, "gvr_topk_base", "ops.py")
-    text = open(ops).read()
+    with open(ops) as fh:
+        text = fh.read()
     if 'NAMESPACE = "gvr"\n' not in text:
         raise SystemExit(f"probe_ab: {rev}'s ops.py has no NAMESPACE line to rename")
     with open(ops, "w") as fh:
@@ -40,8 +42,9 @@ def freeze(rev: str, into: str) -> None:
 def packages(base_dir: str) -> dict:
     if base_dir not in sys.path:
         sys.path.insert(0, base_dir)
-    import gvr_topk
     import gvr_topk_base
+
+    import gvr_topk
 
     return {"base": gvr_topk_base, "new": gvr_topk}
 
@@ -123,20 +126,9 @@ def main() -> int:
             os.makedirs(args.out, exist_ok=True)
             with open(os.path.join(args.out, "probe_ab.json"), "w") as fh:
                 json.dump(dict(rev=args.rev, cells=results), fh, indent=1)
-    print(f"\nbase = {args.rev}, new = working tree; us, hint-free, graph replay, cold L2")
-    print(f"{'rows':>4} {'n':>7} {'k':>5} {'family':6} {'torch':>7} {'base':>8} {'new':>8} {'new/base':>8}")
-    for r in results:
-        print(f"{r['rows']:4d} {r['n']:7d} {r['k']:5d} {r['family']:6} {r['us']['torch']:7.1f} "
-              f"{r['us']['base']:7.1f}{' ' if r['exact']['base'] else '!'} {r['us']['new']:7.1f}"
-              f"{' ' if r['exact']['new'] else '!'} {r['us']['new'] / r['us']['base']:8.3f}")
-    for name in pk:
-        gm = 1.0
-        for r in results:
-            gm *= r["us"]["torch"] / r["us"][name]
-        print(f"{name}: geomean speed-up over torch.topk {gm ** (1 / max(1, len(results))):.2f}x")
-    bad = [(r["rows"], r["n"], r["k"], name) for r in results for name in pk if not r["exact"][name]]
-    print(f"{len(results) * 2 - len(bad)} outputs exact, {len(bad)} not exact {bad[:5]}")
-    return 1 if bad else 0
+    print(f"\nbase = {args.rev}, new = working tree; us, hint-free, graph replay, cold L2; new / base per cell: "
+          + ", ".join(f"{r['rows']}x{r['n']}x{r['k']} {r['us']['new'] / r['us']['base']:.3f}" for r in results))
+    return probe_sample.summarize(results, ["base", "new"])
 
 
 if __name__ == "__main__":

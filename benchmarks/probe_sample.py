@@ -171,7 +171,12 @@ def main() -> int:
             os.makedirs(args.out, exist_ok=True)
             with open(os.path.join(args.out, "probe_sample.json"), "w") as fh:
                 json.dump(dict(arms=arms, cells=results), fh, indent=1)
-    names = list(arms)
+    return summarize(results, list(arms))
+
+
+def summarize(results: list, names: list) -> int:
+    """Print the closing table (us per cell and arm, ``!`` after an inexact output), each arm's geomean speed-up over
+    torch.topk and the exactness count; 1 if any output was inexact, else 0. Also used by ``probe_ab.py``."""
     print(f"\n{'rows':>4} {'n':>7} {'k':>5} {'family':6} {'torch':>7} " + " ".join(f"{a:>12}" for a in names))
     for r in results:
         print(f"{r['rows']:4d} {r['n']:7d} {r['k']:5d} {r['family']:6} {r['us']['torch']:7.1f} "

@@ -184,8 +184,9 @@ class LaunchEntry:
     ws_views : BoundedCache
         Workspace views of the library workspace and their addresses, per stream: ``(views, pointers)``.
     direct, direct_tried
-        The :class:`~gvr_topk.launch.direct.DirectLaunch` of the hot pattern's compiled kernel (None until the
-        hot pattern has launched once through ``JITFunction.run``, or where a direct launch is not possible), and
+        The :class:`~gvr_topk.launch.direct.DirectLaunch` of the hot pattern's compiled kernel (a
+        :class:`~gvr_topk.launch.direct.DirectSequence` for the streaming family's kernels; None until the hot
+        pattern has launched once through ``JITFunction.run``, or where a direct launch is not possible), and
         whether building it was tried.
     info : dict
         What the launch is, for messages (rows, K, npad, n_env, dtype, mode, ...).

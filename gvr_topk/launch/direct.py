@@ -30,6 +30,7 @@ import inspect
 import os
 from typing import Optional
 from typing import Sequence
+from typing import Union
 
 import triton
 
@@ -129,9 +130,10 @@ class DirectSequence:
 
 
 def build(compiled, kernel, grid: Sequence[int], scalars: dict, pointer_names: Sequence[str]
-          ) -> Optional[DirectLaunch]:
-    """A :class:`DirectLaunch` of ``compiled`` (what ``kernel.run(...)`` returned), or None where the regular path
-    must stay (see the module docstring).
+          ) -> Union[DirectLaunch, DirectSequence, None]:
+    """A :class:`DirectLaunch` of ``compiled`` (what ``kernel.run(...)`` returned), a :class:`DirectSequence` when
+    that is a :class:`Composite` (its ``kernel``, ``grid`` and ``scalars`` are then its parts' own), or None where
+    the regular path must stay (see the module docstring).
 
     Parameters
     ----------

@@ -11,9 +11,9 @@ import triton.language as tl
 
 from .. import tuning
 from .. import workspace as ws
-from . import direct
 from ..dispatch import Plan
 from ..kernels import stream as _kernels
+from . import direct
 from .common import stage_lanes
 
 #: Pointer arguments this family takes from the workspace, in launch order.
