@@ -243,6 +243,18 @@ def _sample_rank(n, aim, SAMPLE: tl.constexpr):
 
 
 @triton.jit
+def _row_threshold(row_ptr, n, aim, CAP: tl.constexpr, SAMPLE: tl.constexpr, SAMPLE_GROUP: tl.constexpr):
+    """The staging threshold of a row of n > K columns, the guess: the key near rank ``aim * SAMPLE / n`` of the
+    row's deterministic sample (1 = admit all for rows that fit the slot). Every program that computes it for a row
+    gets the same value."""
+    if n <= CAP:
+        thr = tl.full([], 1, tl.uint32)
+    else:
+        thr = _sample_threshold(row_ptr, n, _sample_rank(n, aim, SAMPLE), SAMPLE, SAMPLE_GROUP)
+    return thr
+
+
+@triton.jit
 def _hint_threshold(hint_ptr, row_ptr, n, K: tl.constexpr, KB: tl.constexpr):
     """Smallest order key at the valid (0 <= h < n) positions of a K-entry hint; KEY_MAX if none is valid.
 

@@ -22,8 +22,7 @@ import triton.language as tl
 from ._common import _emit_short
 from ._common import _refine_row
 from ._common import _row_length
-from ._common import _sample_rank
-from ._common import _sample_threshold
+from ._common import _row_threshold
 from ._common import _share_bounds
 from ._common import _stage_share
 
@@ -51,10 +50,7 @@ def _gvr_split_kernel(
             _emit_short(out_ptr, val_ptr, row_ptr, n, K, KB, HAS_VALUES)
     else:
         start, end = _share_bounds(n, part, SPLIT, TILE)  # this program's share of the row
-        if n <= CAP:
-            thr = tl.full([], 1, tl.uint32)
-        else:
-            thr = _sample_threshold(row_ptr, n, _sample_rank(n, aim, SAMPLE), SAMPLE, SAMPLE_GROUP)
+        thr = _row_threshold(row_ptr, n, aim, CAP, SAMPLE, SAMPLE_GROUP)
         count_ptr = ws_count_ptr + row.to(tl.int64) * 2
         arrive_ptr = count_ptr + 1
         slot_keys = ws_keys_ptr + row.to(tl.int64) * CAP

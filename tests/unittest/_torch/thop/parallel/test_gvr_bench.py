@@ -490,7 +490,7 @@ def test_probe_arm_settings_name_real_tuning_values():
                        SPLIT_SHORT_MAX_N=32768, STREAM_CHUNK_ROWS=512,
                        STREAM_MIN_CHUNK=2048, THRESHOLD_WARPS=8)
     assert all(type(v) is type(getattr(tuning, name)) for name, v in arm.items())
-    for bad in ("j4", "w", "g1//m2", "wx"):
+    for bad in ("z4", "w", "g1//m2", "wx"):
         with pytest.raises(SystemExit, match="expected one of"):
             probe_sample.parse_arm(bad)
     saved = tuning.SELECT_WARPS

@@ -653,3 +653,43 @@ def test_forcing_reg_on_long_rows_is_refused():
 def test_topk_rejects_bad_k():
     with pytest.raises(ValueError, match="'k'"):
         gvr_topk.topk(torch.randn(2, 10, device=DEV), 0)
+
+
+@pytest.mark.parametrize("hinted", [False, True])
+@pytest.mark.parametrize("k", [64, 512])
+def test_fused_threshold_streaming_is_exact(hinted, k, monkeypatch):
+    """``tuning.STREAM_FUSED_THRESHOLD`` (off by default until measured): every staging program of a row computes the
+    row's threshold and the threshold launch goes. Rows of every kind in one varlen batch over three launch chunks
+    (short, fitting the slot, decode-like, sample-fooling so the retry ladder runs, all equal so the tie rung runs);
+    exact with values, and the workspace counters at zero after each of two calls."""
+    from gvr_topk import api
+
+    monkeypatch.setattr(tuning, "STREAM_FUSED_THRESHOLD", True)
+    monkeypatch.setattr(tuning, "STREAM_CHUNK_ROWS", 2)
+    api.clear_launch_cache()
+    try:
+        n = 20000
+        lens = [k // 2, 9000, n, n, n]
+        x = torch.randn(len(lens), n, generator=torch.Generator().manual_seed(k))
+        x[3] = _sample_fooling_row(n, k, seed=3)
+        x[4] = 1.0
+        x = x.to(DEV)
+        kv = torch.tensor(lens, dtype=torch.int32, device=DEV)
+        hint = torch.topk(x, k, dim=1).indices.to(torch.int32) if hinted else None
+        ws = torch.zeros(gvr_topk.workspace_bytes(len(lens), k), dtype=torch.uint8, device=DEV)
+        for _ in range(2):
+            idx = torch.full((len(lens), k), -7, dtype=torch.int32, device=DEV)
+            val = torch.full((len(lens), k), 7.0, device=DEV)
+            gvr_topk.run_varlen(x, hint, kv, idx, values=val, workspace=ws, family="stream", max_seq_len=n)
+            _assert_exact(x, idx, kv, val)
+            assert (ws.view(torch.int32)[:2] == 0).all()  # the chunk's counters
+        (prep,) = api._PREPARED.values()
+        assert prep.entry.scalars["FUSED_THRESHOLD"] is True
+        # With no threshold kernel, the staging kernel left the last chunk's threshold (row 4's) for the select.
+        plan = prep.entry.plan
+        want = reference.sample_threshold(reference.order_keys(x[4].cpu()), reference.sample_rank(n, plan.aim,
+                                          plan.sample), plan.sample, tuning.SAMPLE_GROUP)
+        _, thresholds, _, _ = gvr_topk.workspace.stream_views(ws, plan, len(lens))
+        assert int(thresholds[0]) & 0xFFFFFFFF == int(want)
+    finally:
+        api.clear_launch_cache()
