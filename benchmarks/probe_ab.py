@@ -85,8 +85,6 @@ def main() -> int:
                 if err:
                     print("precompile:", err, flush=True)
     from gvr_topk.bench import timing
-    from gvr_topk.bench.cases import Case
-    from gvr_topk.bench.data import make_inputs
     from gvr_topk.bench.exact import check_exact_fast
 
     pk = packages(base_dir)
@@ -94,11 +92,9 @@ def main() -> int:
     flush = timing.L2Flush(dev)
     results = []
     for rows, n, k in cells:
-        suite = "grid" if args.data == "decode" else "adversarial"
-        inp = make_inputs(Case(suite, rows, n, k, data=args.data), k_max=2048, device=dev)
-        x, kv = inp.logits, inp.kv_lens
-        rec = dict(rows=rows, n=n, k=k, data=args.data, family=pk["new"].route(rows, n, n, k).family, us={},
-                   exact={})
+        x, kv, torch_us = probe_sample.cell(rows, n, k, args.data, flush, args.reps)
+        rec = dict(rows=rows, n=n, k=k, data=args.data, family=pk["new"].route(rows, n, n, k).family,
+                   us={"torch": torch_us}, exact={})
         graphs, outs = {}, {}
         for name, m in pk.items():
             idx = torch.empty(rows, k, dtype=torch.int32, device=dev)
@@ -107,8 +103,6 @@ def main() -> int:
             call()
             graphs[name], _ = timing.capture(call)
             outs[name] = (idx, val)
-        g, _ = timing.capture(lambda: torch.topk(x, k, dim=1, sorted=False))
-        rec["us"]["torch"] = round(timing.time_graph(g, flush, args.reps).median_us, 2)
         halves = {name: [] for name in pk}
         for _ in range(2):  # interleaved halves spread any drift over both arms
             for name in pk:

@@ -130,6 +130,18 @@ def precompile(arms, cells, jobs: int) -> None:
                 print("precompile:", err, flush=True)
 
 
+def cell(rows: int, n: int, k: int, data: str, flush, reps: int) -> tuple:
+    """(scores, kv_lens, torch.topk us) of one probe cell on the GPU: the benchmark's rows of ``data`` (``"decode"``
+    or an adversarial kind) at full length, and torch.topk's median graph-replay time on them (L2 flushed). Also used
+    by ``probe_ab.py``."""
+    suite = "grid" if data == "decode" else "adversarial"
+    inp = make_inputs(Case(suite, rows, n, k, data=data), k_max=2048, device=flush.buf.device)
+    x, kv = inp.logits, inp.kv_lens
+    torch.topk(x, k, dim=1, sorted=False)
+    g, _ = timing.capture(lambda: torch.topk(x, k, dim=1, sorted=False))
+    return x, kv, round(timing.time_graph(g, flush, reps).median_us, 2)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=None)
@@ -147,13 +159,9 @@ def main() -> int:
     flush = timing.L2Flush(dev)
     results = []
     for rows, n, k in cells:
-        suite = "grid" if args.data == "decode" else "adversarial"
-        inp = make_inputs(Case(suite, rows, n, k, data=args.data), k_max=2048, device=dev)
-        x, kv = inp.logits, inp.kv_lens
-        rec = dict(data=args.data, rows=rows, n=n, k=k, family=gvr_topk.route(rows, n, n, k).family, us={}, exact={}, plan={})
-        torch.topk(x, k, dim=1, sorted=False)
-        g, _ = timing.capture(lambda: torch.topk(x, k, dim=1, sorted=False))
-        rec["us"]["torch"] = round(timing.time_graph(g, flush, args.reps).median_us, 2)
+        x, kv, torch_us = cell(rows, n, k, args.data, flush, args.reps)
+        rec = dict(data=args.data, rows=rows, n=n, k=k, family=gvr_topk.route(rows, n, n, k).family,
+                   us={"torch": torch_us}, exact={}, plan={})
         for spec, values in arms.items():
             idx = torch.empty(rows, k, dtype=torch.int32, device=dev)
             with tuned(values):
