@@ -187,17 +187,7 @@ def _exact_row(out_ptr, val_ptr, row_ptr, n, K: tl.constexpr, TILE: tl.constexpr
         hi = new_lo + tl.minimum(hi - new_lo, (tl.full([], 1, tl.uint32) << shift) - 1)
         lo = new_lo
     # lo is the K-th key; `need` of the scores equal to it are selected, lowest columns first.
-    base = 0 * n
-    ties_seen = 0 * n
-    for start in range(0, n, TILE):
-        cols = start + offs
-        keys = _load_keys(row_ptr, cols, n)
-        live = cols < n
-        eq = live & (keys == lo)
-        tie_rank = ties_seen + tl.cumsum(eq.to(tl.int32), 0) - 1
-        sel = (live & (keys > lo)) | (eq & (tie_rank < need))
-        base = _emit_selected(out_ptr, val_ptr, row_ptr, cols, sel, base, HAS_VALUES)
-        ties_seen += tl.sum(eq.to(tl.int32), 0)
+    _emit_column_order(out_ptr, val_ptr, row_ptr, n, lo, 0 * n, need, True, TILE, HAS_VALUES)
 
 
 @triton.jit
@@ -445,21 +435,27 @@ def _restage(row_ptr, n, thr, count_ptr, slot_keys, slot_cols, CAP: tl.constexpr
 
 
 @triton.jit
-def _emit_ties(out_ptr, val_ptr, row_ptr, n, key, base, need, TILE: tl.constexpr, HAS_VALUES: tl.constexpr):
-    """Write the ``need`` lowest columns whose order key equals ``key`` to consecutive slots from ``base``: a
-    column-order scan that stops once they are found. Returns how many it wrote (fewer than ``need`` only when the
-    row holds fewer such columns)."""
+def _emit_column_order(out_ptr, val_ptr, row_ptr, n, key, base, need, ABOVE: tl.constexpr, TILE: tl.constexpr,
+                       HAS_VALUES: tl.constexpr):
+    """Scan the row in column order, writing to consecutive slots from ``base`` the ``need`` lowest columns whose
+    order key equals ``key`` (the contract's tie rule) and, with ABOVE, every column whose key is larger: the
+    emission pass of the whole-row path (ABOVE) and of the tie rung (without ABOVE the scan stops once the ties are
+    found). Returns how many ties it wrote (fewer than ``need`` only when the row holds fewer)."""
     offs = tl.arange(0, TILE)
-    found = 0 * n
+    ties = 0 * n
     start = 0 * n
-    while (start < n) & (found < need):
+    while (start < n) & ((ties < need) | ABOVE):
         cols = start + offs
-        eq = (cols < n) & (_load_keys(row_ptr, cols, n) == key)
-        rank = found + tl.cumsum(eq.to(tl.int32), 0) - 1
-        _emit_selected(out_ptr, val_ptr, row_ptr, cols, eq & (rank < need), base + found, HAS_VALUES)
-        found += tl.sum(eq.to(tl.int32), 0)
+        live = cols < n
+        keys = _load_keys(row_ptr, cols, n)
+        eq = live & (keys == key)
+        sel = eq & (ties + tl.cumsum(eq.to(tl.int32), 0) <= need)
+        if ABOVE:
+            sel = sel | (live & (keys > key))
+        base = _emit_selected(out_ptr, val_ptr, row_ptr, cols, sel, base, HAS_VALUES)
+        ties += tl.sum(eq.to(tl.int32), 0)
         start += TILE
-    return tl.minimum(found, need)
+    return tl.minimum(ties, need)
 
 
 @triton.jit
@@ -508,7 +504,8 @@ def _refine_row(out_ptr, val_ptr, row_ptr, hint_ptr, n, count, thr, aim, count_p
                 if above < K:
                     keys, cols, live = _load_slot(slot_keys, slot_cols, above, CAP)
                     base = _emit_selected(out_ptr, val_ptr, row_ptr, cols, live, 0, HAS_VALUES)
-                    ties = _emit_ties(out_ptr, val_ptr, row_ptr, n, thr, base, K - above, TILE, HAS_VALUES)
+                    ties = _emit_column_order(out_ptr, val_ptr, row_ptr, n, thr, base, K - above, False, TILE,
+                                              HAS_VALUES)
                     # The last staging counted more than CAP scores at or above thr, so the ties are there; should
                     # they not be, the exact whole-row path below rewrites every slot.
                     done = (ties == K - above).to(tl.int32)

@@ -28,8 +28,6 @@ from ._common import _emit_short
 from ._common import _refine_row
 from ._common import _row_length
 from ._common import _row_threshold
-from ._common import _sample_rank
-from ._common import _sample_threshold
 from ._common import _share_bounds
 from ._common import _stage_share
 
@@ -45,11 +43,7 @@ def _gvr_threshold_kernel(
     local = tl.program_id(0)
     row = row0 + local
     n = _row_length(row, kv_lens_ptr, n_uniform, next_n, cr_shift, n_bound, VARLEN)
-    if n > CAP:
-        row_ptr = logits_ptr + row.to(tl.int64) * row_stride
-        thr = _sample_threshold(row_ptr, n, _sample_rank(n, aim, SAMPLE), SAMPLE, SAMPLE_GROUP)
-    else:
-        thr = tl.full([], 1, tl.uint32)
+    thr = _row_threshold(logits_ptr + row.to(tl.int64) * row_stride, n, aim, CAP, SAMPLE, SAMPLE_GROUP)
     tl.store(ws_thr_ptr + local, thr.to(tl.int32, bitcast=True))
 
 

@@ -180,7 +180,7 @@ def _build_sequence(composite: Composite, pointer_names: Sequence[str]) -> Optio
                 break
             own.append(name)
         part = build(compiled, kernel, grid, scalars, own)
-        if part is None or isinstance(part, DirectSequence):
+        if part is None:
             return None
         part.pick = tuple(pointer_names.index(name) for name in own)
         parts.append(part)
