@@ -54,8 +54,8 @@ class StreamLaunch:
         self.fn = fn
 
     def run(self, *, grid=None, warmup=False, **kw) -> direct.Composite:
-        """Launch the three kernels chunk by chunk; returns every launch made (``direct.Composite``), from which
-        the launcher cache builds direct launches."""
+        """Launch the kernels chunk by chunk (threshold, stage, select; no threshold launch with FUSED_THRESHOLD);
+        returns every launch made (``direct.Composite``), from which the launcher cache builds direct launches."""
         rows, chunk = kw["num_rows"], kw["chunk_rows"]
         threshold, stage, select = self.kernels
         n_thr, n_stage, n_select = self.names
