@@ -1,16 +1,19 @@
-"""Developer probe (GPU): the working tree's ``gvr_topk`` against another git revision of it, in ONE process.
+"""Developer probe (GPU): the working tree's ``gvr_topk`` against other git revisions of it, in ONE process.
 
 Kernel changes (not tuning values, which ``probe_sample.py`` A/Bs) used to be compared in two processes, whose 1-row
-cells differ by +-2 us from process to process. This probe freezes ``--rev``'s package as ``gvr_topk_base`` in a
-temporary directory (``git archive``; its torch op namespace renamed so both register), then, per cell, calls both
-packages' hint-free ``run_varlen`` on the same inputs, captures each into a CUDA graph and replays them interleaved
-(base, new, base, new; L2 flushed before each replay), and checks every output exact. Used for NOTES entry 15.
+cells differ by +-2 us from process to process. This probe freezes each revision of ``--rev`` (comma-separated;
+the first is the base the ratios are taken against) as a package ``gvr_topk_r<i>`` in a temporary directory (``git
+archive``; its torch op namespace renamed ``gvr_r<i>`` so all register), then, per cell, calls every package's
+hint-free ``run_varlen`` on the same inputs, captures each into a CUDA graph and replays them interleaved (r0, r1,
+..., new, r0, r1, ...; L2 flushed before each replay), and checks every output exact. Arms are named by their
+revision as given; ``new`` is the working tree. Used for NOTES entries 15-16.
 
-    python benchmarks/probe_ab.py --rev HEAD --cells 1x131075x2048,512x131075x2048 [--reps 30] [--data few_distinct]
-                                  [--values] [--out DIR]
+    python benchmarks/probe_ab.py --rev HEAD[,BRANCH,...] --cells 1x131075x2048,512x131075x2048 [--reps 30]
+                                  [--data few_distinct] [--values] [--no-new] [--out DIR]
 """
 
 import argparse
+import importlib
 import json
 import multiprocessing as mp
 import os
@@ -25,35 +28,37 @@ import torch
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def freeze(rev: str, into: str) -> None:
-    """Write ``rev``'s ``gvr_topk`` to ``into/gvr_topk_base``, its op namespace renamed ``gvr_base``."""
+def freeze(rev: str, into: str, i: int) -> None:
+    """Write ``rev``'s ``gvr_topk`` to ``into/gvr_topk_r<i>``, its op namespace renamed ``gvr_r<i>``."""
     archive = subprocess.run(["git", "-C", REPO, "archive", rev, "gvr_topk"], check=True, capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", into], input=archive, check=True)
-    os.rename(os.path.join(into, "gvr_topk"), os.path.join(into, "gvr_topk_base"))
-    ops = os.path.join(into, "gvr_topk_base", "ops.py")
+    os.rename(os.path.join(into, "gvr_topk"), os.path.join(into, f"gvr_topk_r{i}"))
+    ops = os.path.join(into, f"gvr_topk_r{i}", "ops.py")
     with open(ops) as fh:
         text = fh.read()
     if 'NAMESPACE = "gvr"\n' not in text:
         raise SystemExit(f"probe_ab: {rev}'s ops.py has no NAMESPACE line to rename")
     with open(ops, "w") as fh:
-        fh.write(text.replace('NAMESPACE = "gvr"\n', 'NAMESPACE = "gvr_base"\n'))
+        fh.write(text.replace('NAMESPACE = "gvr"\n', f'NAMESPACE = "gvr_r{i}"\n'))
 
 
-def packages(base_dir: str) -> dict:
+def packages(base_dir: str, revs: list, new: bool) -> dict:
+    """Arm name -> package: the frozen revisions in ``--rev`` order, then the working tree (``new``)."""
     if base_dir not in sys.path:
         sys.path.insert(0, base_dir)
-    import gvr_topk_base
+    pk = {rev: importlib.import_module(f"gvr_topk_r{i}") for i, rev in enumerate(revs)}
+    if new:
+        import gvr_topk
 
-    import gvr_topk
-
-    return {"base": gvr_topk_base, "new": gvr_topk}
+        pk["new"] = gvr_topk
+    return pk
 
 
 def _compile(job) -> str:
     """Worker: one call of one package on a cell's shape, so its kernels land in Triton's disk cache."""
-    base_dir, name, (rows, n, k), values = job
+    base_dir, revs, new, name, (rows, n, k), values = job
     try:
-        m = packages(base_dir)[name]
+        m = packages(base_dir, revs, new)[name]
         x = torch.randn(rows, n, device="cuda")
         kv = torch.full((rows,), n, dtype=torch.int32, device="cuda")
         idx = torch.empty(rows, k, dtype=torch.int32, device="cuda")
@@ -67,7 +72,9 @@ def _compile(job) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rev", default="HEAD", help="git revision to compare against (default HEAD)")
+    ap.add_argument("--rev", default="HEAD", help="comma-separated git revisions to compare (default HEAD); the first "
+                    "is the base of the ratios")
+    ap.add_argument("--no-new", action="store_true", help="time the revisions only, not the working tree")
     ap.add_argument("--cells", required=True, help="comma-separated ROWSxNxK cells")
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--data", default="decode", help="decode rows (default) or one adversarial kind, e.g. equal")
@@ -76,10 +83,15 @@ def main() -> int:
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     cells = [tuple(int(v) for v in c.split("x")) for c in args.cells.split(",")]
+    revs = args.rev.split(",")
+    if len(set(revs)) != len(revs) or "new" in revs or len(revs) + (not args.no_new) < 2:
+        raise SystemExit(f"probe_ab: --rev needs distinct revisions other than 'new', two arms in all; got {revs}")
     base_dir = tempfile.mkdtemp(prefix="gvr_ab_")
-    freeze(args.rev, base_dir)
+    for i, rev in enumerate(revs):
+        freeze(rev, base_dir, i)
+    names = revs + ([] if args.no_new else ["new"])
     if args.jobs > 0:
-        work = [(base_dir, name, c, args.values) for name in ("base", "new") for c in cells]
+        work = [(base_dir, revs, not args.no_new, name, c, args.values) for name in names for c in cells]
         with ProcessPoolExecutor(args.jobs, mp_context=mp.get_context("spawn")) as pool:
             for err in pool.map(_compile, work):
                 if err:
@@ -87,13 +99,13 @@ def main() -> int:
     from gvr_topk.bench import timing
     from gvr_topk.bench.exact import check_exact_fast
 
-    pk = packages(base_dir)
+    pk = packages(base_dir, revs, not args.no_new)
     dev = torch.device("cuda")
     flush = timing.L2Flush(dev)
     results = []
     for rows, n, k in cells:
         x, kv, torch_us = probe_sample.cell(rows, n, k, args.data, flush, args.reps)
-        rec = dict(rows=rows, n=n, k=k, data=args.data, family=pk["new"].route(rows, n, n, k).family,
+        rec = dict(rows=rows, n=n, k=k, data=args.data, family=pk[names[-1]].route(rows, n, n, k).family,
                    us={"torch": torch_us}, exact={})
         graphs, outs = {}, {}
         for name, m in pk.items():
@@ -120,9 +132,11 @@ def main() -> int:
             os.makedirs(args.out, exist_ok=True)
             with open(os.path.join(args.out, "probe_ab.json"), "w") as fh:
                 json.dump(dict(rev=args.rev, cells=results), fh, indent=1)
-    print(f"\nbase = {args.rev}, new = working tree; us, hint-free, graph replay, cold L2; new / base per cell: "
-          + ", ".join(f"{r['rows']}x{r['n']}x{r['k']} {r['us']['new'] / r['us']['base']:.3f}" for r in results))
-    return probe_sample.summarize(results, ["base", "new"])
+    base = names[0]
+    for other in names[1:]:
+        print(f"\n{other} / {base} per cell (us, hint-free, graph replay, cold L2): "
+              + ", ".join(f"{r['rows']}x{r['n']}x{r['k']} {r['us'][other] / r['us'][base]:.3f}" for r in results))
+    return probe_sample.summarize(results, names)
 
 
 if __name__ == "__main__":
