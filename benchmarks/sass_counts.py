@@ -31,8 +31,7 @@ BASE = dict(K=2048, KB=2048, CAP=8192, SAMPLE=2048, SAMPLE_GROUP=tuning.SAMPLE_G
 #: (name, kernel, extra constexprs, warps, maxnreg)
 KERNELS = [
     ("stage", stream._gvr_stage_kernel,
-     dict(TILE=tuning.STREAM_TILE, SPLIT=4, LANES=stage_lanes(tuning.STREAM_TILE, tuning.STREAM_WARPS),
-          FUSED_THRESHOLD=tuning.STREAM_FUSED_THRESHOLD),
+     dict(TILE=tuning.STREAM_TILE, SPLIT=4, LANES=stage_lanes(tuning.STREAM_TILE, tuning.STREAM_WARPS)),
      tuning.STREAM_WARPS, tuning.STREAM_STAGE_MAXNREG),
     ("split", split._gvr_split_kernel,
      dict(TILE=tuning.SPLIT_TILE, SPLIT=16, LANES=stage_lanes(tuning.SPLIT_TILE, tuning.SPLIT_WARPS)),

@@ -77,14 +77,6 @@ STREAM_TILE_SHORT_MAX_N = 32768
 #: H200 (probe_sample.py arm ``l128``): 512 x 131075 K=2048 228.1 -> 186.3 us, K=512 205.9 -> 164.4, 64 x 131075
 #: K=2048 61.4 -> 56.6, 128 x 131075 82.7 -> 72.2.
 STREAM_STAGE_MAXNREG = 128
-#: Fuse the streaming family's threshold into its staging kernel (``kernels/stream.py``): every staging program of a
-#: row computes the row's sample threshold itself (the split family's way) and the threshold launch goes. Built for
-#: the 512-row cells, where the threshold kernel runs ~38 us on its own before the staging (scattered sample reads,
-#: NOTES entry 14): the reads would overlap other rows' streaming. Against it: on one warp the 2048-score sample is
-#: 64 scores per thread, and Triton 3.6 compiles the fused kernel to ~20,500 instructions with ~680 spill stores
-#: under the 128-register cap (the staging loop itself 633 -> 637), so each program spends several microseconds on
-#: the guess. CPU-tested, off until measured on the GPU (probe_sample.py arm ``j1``, NOTES entry 15).
-STREAM_FUSED_THRESHOLD = False
 #: Warps of the per-row threshold and selection kernels. SELECT_WARPS 16 (was 8): faster or equal in every streaming
 #: cell of two probe runs on the H200 (NOTES entry 10; 64 x 131075 -4 to -8%, 512 x 131075 -1%); the select then
 #: compiles to 128 registers per thread instead of 255, one 512-thread program per SM either way.

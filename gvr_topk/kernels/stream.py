@@ -7,8 +7,8 @@ split into three launches over a chunk of rows:
 
 1. ``_gvr_threshold_kernel`` (one program per row), guess: the order key at rank ``aim * S / n`` of a deterministic
    S-score sample (1 = admit everything for rows that fit the staging slot). Computed once per row, not once per
-   streaming program; ``tuning.STREAM_FUSED_THRESHOLD`` (off until measured) moves it into every staging program
-   instead and drops this launch.
+   streaming program: computed in every one-warp staging program instead, the guess cost 1.0-3.2x the whole launch
+   (``benchmarks/NOTES.md`` entry 16).
 2. ``_gvr_stage_kernel`` (SPLIT programs per row, register-light), verify: each program streams its share once and
    stages the scores at or above the threshold into the row's workspace slot; the row's counter ends up holding the
    exact survivor count. Short rows (n <= K) are written here.
@@ -53,19 +53,13 @@ def _gvr_stage_kernel(
     logits_ptr, kv_lens_ptr,  # inputs
     ws_count_ptr, ws_thr_ptr, ws_keys_ptr, ws_cols_ptr,  # workspace: counters (zero at rest), thresholds, slots
     row0, n_bound, row_stride, out_stride, val_stride,
-    n_uniform, next_n, cr_shift, aim,
+    n_uniform, next_n, cr_shift,
     K: tl.constexpr, KB: tl.constexpr, TILE: tl.constexpr, CAP: tl.constexpr,
     SPLIT: tl.constexpr, VARLEN: tl.constexpr, HAS_VALUES: tl.constexpr, LANES: tl.constexpr,
-    SAMPLE: tl.constexpr, SAMPLE_GROUP: tl.constexpr, FUSED_THRESHOLD: tl.constexpr,
 ):
     """Verify for rows ``row0 + program_id(1)``: every program of a row stages the survivors of its share against
     the row's threshold; the row's counter ends up holding the exact survivor count. Launched with one warp per
-    program (``tuning.STREAM_WARPS``): the per-tile reduction and scan then synchronise nothing across warps.
-
-    FUSED_THRESHOLD (``tuning.STREAM_FUSED_THRESHOLD``): no threshold kernel runs; every program of a row computes
-    the row's threshold itself (the same sample, so the same value, as the split family does) and part 0 leaves it
-    in the workspace for the select. The sample's reads then overlap other rows' streaming instead of running as a
-    kernel of their own before it."""
+    program (``tuning.STREAM_WARPS``): the per-tile reduction and scan then synchronise nothing across warps."""
     part = tl.program_id(0)
     local = tl.program_id(1)
     row = row0 + local
@@ -76,12 +70,7 @@ def _gvr_stage_kernel(
             _emit_short(indices_ptr + row.to(tl.int64) * out_stride, values_ptr + row.to(tl.int64) * val_stride,
                         row_ptr, n, K, KB, HAS_VALUES)
     else:
-        if FUSED_THRESHOLD:
-            thr = _row_threshold(row_ptr, n, aim, CAP, SAMPLE, SAMPLE_GROUP)
-            if part == 0:
-                tl.store(ws_thr_ptr + local, thr.to(tl.int32, bitcast=True))
-        else:
-            thr = tl.load(ws_thr_ptr + local).to(tl.uint32, bitcast=True)
+        thr = tl.load(ws_thr_ptr + local).to(tl.uint32, bitcast=True)
         start, end = _share_bounds(n, part, SPLIT, TILE)
         slot_keys = ws_keys_ptr + local.to(tl.int64) * CAP
         slot_cols = ws_cols_ptr + local.to(tl.int64) * CAP

@@ -54,7 +54,7 @@ class StreamLaunch:
         self.fn = fn
 
     def run(self, *, grid=None, warmup=False, **kw) -> direct.Composite:
-        """Launch the kernels chunk by chunk (threshold, stage, select; no threshold launch with FUSED_THRESHOLD);
+        """Launch the kernels chunk by chunk (threshold, stage, select);
         returns every launch made (``direct.Composite``), from which the launcher cache builds direct launches."""
         rows, chunk = kw["num_rows"], kw["chunk_rows"]
         threshold, stage, select = self.kernels
@@ -67,14 +67,12 @@ class StreamLaunch:
         # A register cap on the select (0: none) trades spills for more resident programs per SM.
         cap = dict(maxnreg=kw["select_maxnreg"]) if kw["select_maxnreg"] else {}
         stage_cap = dict(maxnreg=kw["stage_maxnreg"]) if kw["stage_maxnreg"] else {}
-        fused = kw["FUSED_THRESHOLD"]  # the staging kernel computes the thresholds: no threshold launch
         made = []
         for row0 in range(0, rows, chunk):
             m = min(chunk, rows - row0)
-            launches = ((threshold, (m,), a_thr, dict(num_warps=warps[0])),
-                        (stage, (split, m), a_stage, dict(num_warps=warps[1], **stage_cap)),
-                        (select, (m,), a_select, dict(num_warps=warps[2], **cap)))
-            for kernel, grid_, args, opts in launches[1:] if fused else launches:
+            for kernel, grid_, args, opts in ((threshold, (m,), a_thr, dict(num_warps=warps[0])),
+                                              (stage, (split, m), a_stage, dict(num_warps=warps[1], **stage_cap)),
+                                              (select, (m,), a_select, dict(num_warps=warps[2], **cap))):
                 compiled = kernel[grid_](row0=row0, **opts, **args)
                 made.append((kernel, compiled, grid_, {k: v for k, v in args.items() if not k.endswith("_ptr")}
                              | {"row0": row0}))
@@ -106,8 +104,7 @@ def family_kwargs(plan: Plan, rows: int) -> dict:
                 select_maxnreg=plan.select_maxnreg, stage_maxnreg=tuning.STREAM_STAGE_MAXNREG,
                 REFINE_TILE=tuning.REFINE_TILE,
                 LANES=stage_lanes(plan.block, plan.num_warps),
-                REFINE_LANES=stage_lanes(tuning.REFINE_TILE, plan.select_warps), TIE_RUNG=tuning.TIE_RUNG,
-                FUSED_THRESHOLD=tuning.STREAM_FUSED_THRESHOLD)
+                REFINE_LANES=stage_lanes(tuning.REFINE_TILE, plan.select_warps), TIE_RUNG=tuning.TIE_RUNG)
 
 
 def workspace_kwargs(plan: Plan, rows: int, workspace) -> dict:

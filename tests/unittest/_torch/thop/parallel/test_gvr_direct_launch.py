@@ -87,17 +87,14 @@ class _RecordingKernel:
         return launch
 
 
-@pytest.mark.parametrize("fused", [False, True], ids=["threshold_kernel", "fused_threshold"])
-def test_streaming_family_direct_launches_make_the_regular_launches(monkeypatch, fused):
-    """The streaming family's kernels per chunk (three, or two with ``tuning.STREAM_FUSED_THRESHOLD``) go direct as
-    one sequence: the same kernels in the same order and grids, each handed its own pointers (picked from the call's
-    by name) and exactly the arguments its regular launch took. Two chunks of rows, so ``row0`` differs between
-    launches of one kernel."""
+def test_streaming_family_direct_launches_make_the_regular_launches(monkeypatch):
+    """The streaming family's three kernels per chunk go direct as one sequence: the same kernels in the same order
+    and grids, each handed its own pointers (picked from the call's by name) and exactly the arguments its regular
+    launch took. Two chunks of rows, so ``row0`` differs between launches of one kernel."""
     from gvr_topk import tuning
     from gvr_topk.launch import stream as stream_launch
 
     monkeypatch.setattr(tuning, "STREAM_CHUNK_ROWS", 2)
-    monkeypatch.setattr(tuning, "STREAM_FUSED_THRESHOLD", fused)
     entry = _entry(rows=3, family="stream")
     monkeypatch.setattr(direct, "triton_version", lambda: (3, 6))
     monkeypatch.setattr(direct, "hooks_installed", lambda: False)
@@ -107,19 +104,16 @@ def test_streaming_family_direct_launches_make_the_regular_launches(monkeypatch,
     ptrs = tuple(4096 * (i + 1) for i in range(len(ptr_names)))
     composite = launch.run(**dict(zip(ptr_names, ptrs)), **entry.scalars, grid=entry.grid, warmup=False)
     d = direct.build(composite, launch, entry.grid, entry.scalars, ptr_names)
-    launched = kernels[1:] if fused else kernels  # no threshold launch when the staging computes it
-    assert isinstance(d, direct.DirectSequence) and len(d.parts) == 2 * len(launched)  # 2 chunks
+    assert isinstance(d, direct.DirectSequence) and len(d.parts) == 6  # 2 chunks x 3 kernels
     d(1234, *ptrs)
-    if fused:
-        assert not kernels[0].regular
-    for kernel in launched:
+    for kernel in kernels:
         assert len(kernel.regular) == 2 and len(kernel.compiled.calls) == 2
         for (grid, kwargs), args in zip(kernel.regular, kernel.compiled.calls):
             assert args[:9] == tuple(grid) + (1,) * (3 - len(grid)) + (
                 1234, kernel.compiled.function, kernel.compiled.packed_metadata, None, None, None)
             names = _names(kernel)
             assert dict(zip(names, args[9:])) == {n: kwargs[n] for n in names} and len(args) - 9 == len(names)
-    assert [k.regular[1][1]["row0"] for k in launched] == [2] * len(launched)
+    assert [k.regular[1][1]["row0"] for k in kernels] == [2, 2, 2]
     # One launch that must stay regular keeps the whole sequence regular.
     kernels[1].compiled = None
     assert direct.build(launch.run(**dict(zip(ptr_names, ptrs)), **entry.scalars, grid=entry.grid, warmup=False),
