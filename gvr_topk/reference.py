@@ -4,6 +4,7 @@ It runs on any device and follows :mod:`gvr_topk.contract` exactly, tie rule inc
 can be compared with it for equality (not only its value multiset).
 """
 
+import struct
 from typing import Optional
 
 import torch
@@ -93,6 +94,24 @@ def sample_rank(n: int, aim: int, sample: int) -> int:
     return min(max((aim * sample + n - 1) // n, 1), sample)
 
 
+def digit_shift(span: int) -> int:
+    """The radix shift the kernels use for a key window of width ``span`` (the host mirror of ``_digit_shift``):
+    the float32 exponent of ``span`` minus 7, at least 0, so that ``span >> shift < 256``.
+
+    Parameters
+    ----------
+    span : int
+        ``hi - lo`` of a key window, in ``[0, 2**32)``.
+
+    Returns
+    -------
+    int
+        The shift, in ``[0, 25]``.
+    """
+    bits = struct.unpack("<I", struct.pack("<f", float(span)))[0]  # rounds to nearest even, as the GPU converts
+    return max((bits >> 23) - 127 - 7, 0)
+
+
 def sample_threshold(keys: torch.Tensor, rank: int, sample: int, group: int) -> int:
     """The staging threshold the kernels derive from a row's sample (the host mirror of ``_sample_threshold``).
 
@@ -118,9 +137,7 @@ def sample_threshold(keys: torch.Tensor, rank: int, sample: int, group: int) -> 
     for _level in range(2):
         if lo >= hi:
             break
-        shift = 0
-        while ((hi - lo) >> shift) >= 256:
-            shift += 1
+        shift = digit_shift(hi - lo)
         hist = [0] * 256
         for v in k:
             if lo <= v <= hi:

@@ -426,9 +426,7 @@ def _crossing_bin(row: torch.Tensor, k: int, plan) -> tuple:
     rank = reference.sample_rank(row.numel(), plan.aim, plan.sample)
     cand = keys[keys >= reference.sample_threshold(keys, rank, plan.sample, tuning.SAMPLE_GROUP)]
     lo, hi = int(cand.min()), int(cand.max())
-    shift = 0
-    while ((hi - lo) >> shift) >= 256:
-        shift += 1
+    shift = reference.digit_shift(hi - lo)
     hist = torch.bincount((cand - lo) >> shift, minlength=256)
     at_or_above = hist.flip(0).cumsum(0).flip(0)
     b = int((at_or_above >= k).nonzero().max())
