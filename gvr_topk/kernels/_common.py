@@ -65,6 +65,11 @@ def _emit_short(out_ptr, val_ptr, row_ptr, n, K: tl.constexpr, KB: tl.constexpr,
 
 
 @triton.jit
+def _add_pair(a0, a1, b0, b1):
+    return a0 + b0, a1 + b1
+
+
+@triton.jit
 def _minmax_combine(a_lo, a_hi, b_lo, b_hi):
     return tl.minimum(a_lo, b_lo), tl.maximum(a_hi, b_hi)
 
@@ -76,17 +81,22 @@ def _minmax(keys, mask):
 
 
 @triton.jit
+def _pick_higher_bin(a_bin, a_above, a_in, b_bin, b_above, b_in):
+    take_a = a_bin >= b_bin
+    return tl.where(take_a, a_bin, b_bin), tl.where(take_a, a_above, b_above), tl.where(take_a, a_in, b_in)
+
+
+@triton.jit
 def _crossing_bin(hist, need, NBINS: tl.constexpr):
     """Highest bin b whose count of entries in bins >= b reaches ``need`` (the caller guarantees total >= need).
 
-    Returns (b, entries strictly above b, entries in b)."""
+    Returns (b, entries strictly above b, entries in b). Two block operations, each a barrier round across the
+    program's warps on this latency chain: one suffix scan, then one reduction that carries the bin's counts with
+    it (the bins that reach ``need`` are a prefix, so the highest of them is the crossing bin)."""
     bins = tl.arange(0, NBINS)
-    cum = tl.cumsum(hist, 0)
-    total = tl.sum(hist, 0)
-    at_or_above = total - cum + hist
-    b = tl.max(tl.where(at_or_above >= need, bins, 0), 0)
-    above = total - tl.sum(tl.where(bins == b, cum, 0), 0)
-    in_b = tl.sum(tl.where(bins == b, hist, 0), 0)
+    at_or_above = tl.cumsum(hist, 0, reverse=True)
+    ok = at_or_above >= need
+    b, above, in_b = tl.reduce((tl.where(ok, bins, -1), at_or_above - hist, hist), 0, _pick_higher_bin)
     return b, above, in_b
 
 
@@ -130,8 +140,9 @@ def _select_tile(keys, cols, cand, need):
     kth = _radix_kth(keys, cand, need)
     gt = cand & (keys > kth)
     eq = cand & (keys == kth)
-    take = need - tl.sum(gt.to(tl.int32), 0)
-    if take < tl.sum(eq.to(tl.int32), 0):
+    n_gt, n_eq = tl.reduce((gt.to(tl.int32), eq.to(tl.int32)), 0, _add_pair)
+    take = need - n_gt
+    if take < n_eq:
         # More ties than slots: rank the tied lanes by column (a lower column is a larger "index key").
         col_key = (0x7FFFFFFF - cols).to(tl.uint32)
         cut = _radix_kth(col_key, eq, take)
@@ -308,8 +319,8 @@ def _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, 
         tl.store(slot_keys + cpos, keys.to(tl.int32, bitcast=True), mask=cross)
         tl.store(slot_cols + cpos, cols, mask=cross)
         tl.debug_barrier()  # the compacted crossing bin is visible to every lane
-        _select_compacted(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, cols, certain, in_b, need, CROSS_CAP,
-                          HAS_VALUES)
+        _select_compacted(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, cols, certain, K - need, in_b, need,
+                          CROSS_CAP, HAS_VALUES)
     else:
         sel = certain | _select_tile(keys, cols, cross, need)
         _emit_selected(out_ptr, val_ptr, row_ptr, cols, sel, 0, HAS_VALUES)
@@ -326,18 +337,19 @@ def _split_at_crossing_bin(keys, live, lo, hi, K: tl.constexpr):
 
 
 @triton.jit
-def _select_compacted(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, cols, certain, in_b, need, M: tl.constexpr,
-                      HAS_VALUES: tl.constexpr):
-    """Emit the certain winners (``certain`` lanes of ``cols``) and the ``need`` winners among a crossing bin of
-    ``in_b <= M`` candidates compacted to the slot's head, chosen by radix levels on an M-lane tile."""
+def _select_compacted(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, cols, certain, n_certain, in_b, need,
+                      M: tl.constexpr, HAS_VALUES: tl.constexpr):
+    """Emit the ``n_certain`` certain winners (``certain`` lanes of ``cols``) and the ``need`` winners among a
+    crossing bin of ``in_b <= M`` candidates compacted to the slot's head, chosen by radix levels on an M-lane tile.
+    The second emission starts at ``n_certain`` (known from the histogram), so it waits on no count of the first."""
     j = tl.arange(0, M)
     small = j < in_b
     skeys = tl.load(slot_keys + j, mask=small, other=0, cache_modifier=".cg").to(tl.uint32, bitcast=True)
     scols = tl.load(slot_cols + j, mask=small, other=0, cache_modifier=".cg")
     skeys = tl.where(small, skeys, 0)
     ssel = _select_tile(skeys, scols, small, need)
-    base = _emit_selected(out_ptr, val_ptr, row_ptr, cols, certain, 0, HAS_VALUES)
-    _emit_selected(out_ptr, val_ptr, row_ptr, scols, ssel, base, HAS_VALUES)
+    _emit_selected(out_ptr, val_ptr, row_ptr, cols, certain, 0, HAS_VALUES)
+    _emit_selected(out_ptr, val_ptr, row_ptr, scols, ssel, n_certain, HAS_VALUES)
 
 
 @triton.jit
