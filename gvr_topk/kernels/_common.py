@@ -31,6 +31,11 @@ from .. import tuning
 PAD_VALUE = tl.constexpr(-3.4028234663852886e38)
 #: Largest crossing bin refined on a compacted small tile (``_select_staged``); see ``tuning.CROSS_CAP``.
 CROSS_CAP = tl.constexpr(tuning.CROSS_CAP)
+#: Histogram levels of the sample threshold and bits per level (``tuning.SAMPLE_LEVELS``, ``SAMPLE_BIN_BITS``).
+SAMPLE_LEVELS = tl.constexpr(tuning.SAMPLE_LEVELS)
+SAMPLE_BITS = tl.constexpr(tuning.SAMPLE_BIN_BITS)
+#: Bits of the staged select's first histogram (``tuning.SELECT_BIN_BITS``).
+SELECT_BITS = tl.constexpr(tuning.SELECT_BIN_BITS)
 
 
 @triton.jit
@@ -101,13 +106,13 @@ def _crossing_bin(hist, need, NBINS: tl.constexpr):
 
 
 @triton.jit
-def _digit_shift(span):
-    """A shift with (span >> shift) < 256, so one radix level splits the window into at most 256 bins: the bit
-    length of ``span`` minus 8, read from the float32 exponent of ``span`` (no loop; ``reference.digit_shift`` is
-    its host mirror). Rounding to float32 can only raise the exponent by one, which gives one more bit of shift:
-    at least 64 bins still, so every level still narrows the window."""
+def _digit_shift(span, BITS: tl.constexpr):
+    """A shift with (span >> shift) < 2**BITS, so one radix level splits the window into at most 2**BITS bins: the
+    bit length of ``span`` minus BITS, read from the float32 exponent of ``span`` (no loop; ``reference.digit_shift``
+    is its host mirror). Rounding to float32 can only raise the exponent by one, which gives one more bit of shift:
+    at least 2**(BITS-2) bins still, so every level still narrows the window."""
     e = (span.to(tl.float32).to(tl.uint32, bitcast=True) >> 23).to(tl.int32) - 127
-    return tl.maximum(e - 7, 0)
+    return tl.maximum(e - (BITS - 1), 0)
 
 
 @triton.jit
@@ -120,7 +125,7 @@ def _radix_kth(keys, mask, need):
     need = tl.zeros([], tl.int32) + need  # a tensor even when the caller passes a constexpr (loop-carried)
     lo, hi = _minmax(keys, mask)
     while lo < hi:
-        shift = _digit_shift(hi - lo)
+        shift = _digit_shift(hi - lo, 8)
         win = mask & (keys >= lo) & (keys <= hi)
         digit = tl.where(win, (keys - lo) >> shift, 0).to(tl.int32)
         hist = tl.histogram(digit, 256, mask=win)
@@ -185,7 +190,7 @@ def _exact_row(out_ptr, val_ptr, row_ptr, n, K: tl.constexpr, TILE: tl.constexpr
         hi = tl.maximum(hi, tl.max(keys, 0))
     need = tl.zeros([], tl.int32) + K
     while lo < hi:
-        shift = _digit_shift(hi - lo)
+        shift = _digit_shift(hi - lo, 8)
         hist = tl.zeros([256], dtype=tl.int32)
         for start in range(0, n, TILE):
             keys = _load_keys(row_ptr, start + offs, n)
@@ -224,12 +229,13 @@ def _sample_threshold(row_ptr, n, rank, SAMPLE: tl.constexpr, GROUP: tl.constexp
     keys = _order_key(tl.load(row_ptr + cols).to(tl.float32))
     lo, hi = _minmax(keys, cols >= 0)
     need = tl.zeros([], tl.int32) + rank
-    for _level in tl.static_range(2):
+    NB: tl.constexpr = 1 << SAMPLE_BITS
+    for _level in tl.static_range(SAMPLE_LEVELS):
         if lo < hi:
-            shift = _digit_shift(hi - lo)
+            shift = _digit_shift(hi - lo, SAMPLE_BITS)
             win = (keys >= lo) & (keys <= hi)
             digit = tl.where(win, (keys - lo) >> shift, 0).to(tl.int32)
-            b, above, in_b = _crossing_bin(tl.histogram(digit, 256, mask=win), need, 256)
+            b, above, in_b = _crossing_bin(tl.histogram(digit, NB, mask=win), need, NB)
             need -= above
             new_lo = lo + (b.to(tl.uint32) << shift)
             # Upper edge of bin b, written as an offset from new_lo so it cannot wrap past 2**32 - 1.
@@ -330,9 +336,10 @@ def _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, 
 def _split_at_crossing_bin(keys, live, lo, hi, K: tl.constexpr):
     """One 256-bin histogram of the ``live`` keys over their window [lo, hi]: (lanes in bins above the bin holding
     the K-th largest key, lanes in that crossing bin, how many of the crossing bin are needed, its size)."""
-    shift = _digit_shift(hi - lo)
+    NB: tl.constexpr = 1 << SELECT_BITS
+    shift = _digit_shift(hi - lo, SELECT_BITS)
     digit = tl.where(live, (keys - lo) >> shift, 0).to(tl.int32)
-    b, above, in_b = _crossing_bin(tl.histogram(digit, 256, mask=live), K, 256)
+    b, above, in_b = _crossing_bin(tl.histogram(digit, NB, mask=live), K, NB)
     return live & (digit > b), live & (digit == b), K - above, in_b
 
 
