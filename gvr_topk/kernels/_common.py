@@ -34,8 +34,10 @@ CROSS_CAP = tl.constexpr(tuning.CROSS_CAP)
 #: Histogram levels of the sample threshold and bits per level (``tuning.SAMPLE_LEVELS``, ``SAMPLE_BIN_BITS``).
 SAMPLE_LEVELS = tl.constexpr(tuning.SAMPLE_LEVELS)
 SAMPLE_BITS = tl.constexpr(tuning.SAMPLE_BIN_BITS)
-#: Bits of the staged select's first histogram (``tuning.SELECT_BIN_BITS``).
+SAMPLE_BINS = tl.constexpr(1 << tuning.SAMPLE_BIN_BITS)
+#: Bits (and bins) of the staged select's first histogram (``tuning.SELECT_BIN_BITS``).
 SELECT_BITS = tl.constexpr(tuning.SELECT_BIN_BITS)
+SELECT_BINS = tl.constexpr(1 << tuning.SELECT_BIN_BITS)
 
 
 @triton.jit
@@ -229,13 +231,12 @@ def _sample_threshold(row_ptr, n, rank, SAMPLE: tl.constexpr, GROUP: tl.constexp
     keys = _order_key(tl.load(row_ptr + cols).to(tl.float32))
     lo, hi = _minmax(keys, cols >= 0)
     need = tl.zeros([], tl.int32) + rank
-    NB: tl.constexpr = 1 << SAMPLE_BITS
     for _level in tl.static_range(SAMPLE_LEVELS):
         if lo < hi:
             shift = _digit_shift(hi - lo, SAMPLE_BITS)
             win = (keys >= lo) & (keys <= hi)
             digit = tl.where(win, (keys - lo) >> shift, 0).to(tl.int32)
-            b, above, in_b = _crossing_bin(tl.histogram(digit, NB, mask=win), need, NB)
+            b, above, in_b = _crossing_bin(tl.histogram(digit, SAMPLE_BINS, mask=win), need, SAMPLE_BINS)
             need -= above
             new_lo = lo + (b.to(tl.uint32) << shift)
             # Upper edge of bin b, written as an offset from new_lo so it cannot wrap past 2**32 - 1.
@@ -336,10 +337,9 @@ def _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, 
 def _split_at_crossing_bin(keys, live, lo, hi, K: tl.constexpr):
     """One 256-bin histogram of the ``live`` keys over their window [lo, hi]: (lanes in bins above the bin holding
     the K-th largest key, lanes in that crossing bin, how many of the crossing bin are needed, its size)."""
-    NB: tl.constexpr = 1 << SELECT_BITS
     shift = _digit_shift(hi - lo, SELECT_BITS)
     digit = tl.where(live, (keys - lo) >> shift, 0).to(tl.int32)
-    b, above, in_b = _crossing_bin(tl.histogram(digit, NB, mask=live), K, NB)
+    b, above, in_b = _crossing_bin(tl.histogram(digit, SELECT_BINS, mask=live), K, SELECT_BINS)
     return live & (digit > b), live & (digit == b), K - above, in_b
 
 
