@@ -8,7 +8,7 @@ hint-free ``run_varlen`` on the same inputs, captures each into a CUDA graph and
 ..., new, r0, r1, ...; L2 flushed before each replay), and checks every output exact. Arms are named by their
 revision as given; ``new`` is the working tree. Used for NOTES entries 15-16.
 
-    python benchmarks/probe_ab.py --rev HEAD[,BRANCH,...] --cells 1x131075x2048,512x131075x2048 [--reps 30]
+    python benchmarks/probe_ab.py --rev HEAD[,BRANCH,DIR,...] --cells 1x131075x2048,512x131075x2048 [--reps 30]
                                   [--data few_distinct] [--values] [--no-new] [--out DIR]
 """
 
@@ -17,6 +17,7 @@ import importlib
 import json
 import multiprocessing as mp
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -29,10 +30,18 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def freeze(rev: str, into: str, i: int) -> None:
-    """Write ``rev``'s ``gvr_topk`` to ``into/gvr_topk_r<i>``, its op namespace renamed ``gvr_r<i>``."""
-    archive = subprocess.run(["git", "-C", REPO, "archive", rev, "gvr_topk"], check=True, capture_output=True).stdout
-    subprocess.run(["tar", "-x", "-C", into], input=archive, check=True)
-    os.rename(os.path.join(into, "gvr_topk"), os.path.join(into, f"gvr_topk_r{i}"))
+    """Write ``rev``'s ``gvr_topk`` to ``into/gvr_topk_r<i>``, its op namespace renamed ``gvr_r<i>``. ``rev`` is a
+    git revision, or a directory holding a ``gvr_topk`` package (for machines that get the working tree without
+    the repository's branches: export each revision there with ``git archive REV gvr_topk | tar -x -C DIR``)."""
+    dest = os.path.join(into, f"gvr_topk_r{i}")
+    if os.path.isdir(os.path.join(rev, "gvr_topk")):
+        shutil.copytree(os.path.join(rev, "gvr_topk"), dest, symlinks=True,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    else:
+        archive = subprocess.run(["git", "-C", REPO, "archive", rev, "gvr_topk"], check=True,
+                                 capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", into], input=archive, check=True)
+        os.rename(os.path.join(into, "gvr_topk"), dest)
     ops = os.path.join(into, f"gvr_topk_r{i}", "ops.py")
     with open(ops) as fh:
         text = fh.read()
@@ -42,11 +51,16 @@ def freeze(rev: str, into: str, i: int) -> None:
         fh.write(text.replace('NAMESPACE = "gvr"\n', f'NAMESPACE = "gvr_r{i}"\n'))
 
 
+def arm_name(rev: str) -> str:
+    """A revision's arm name: the revision as given, a directory by its last component."""
+    return os.path.basename(rev.rstrip("/")) if os.path.isdir(rev) else rev
+
+
 def packages(base_dir: str, revs: list, new: bool) -> dict:
     """Arm name -> package: the frozen revisions in ``--rev`` order, then the working tree (``new``)."""
     if base_dir not in sys.path:
         sys.path.insert(0, base_dir)
-    pk = {rev: importlib.import_module(f"gvr_topk_r{i}") for i, rev in enumerate(revs)}
+    pk = {arm_name(rev): importlib.import_module(f"gvr_topk_r{i}") for i, rev in enumerate(revs)}
     if new:
         import gvr_topk
 
@@ -89,7 +103,9 @@ def main() -> int:
     base_dir = tempfile.mkdtemp(prefix="gvr_ab_")
     for i, rev in enumerate(revs):
         freeze(rev, base_dir, i)
-    names = revs + ([] if args.no_new else ["new"])
+    names = [arm_name(r) for r in revs] + ([] if args.no_new else ["new"])
+    if len(set(names)) != len(names):
+        raise SystemExit(f"probe_ab: two revisions share an arm name: {names}")
     if args.jobs > 0:
         work = [(base_dir, revs, not args.no_new, name, c, args.values) for name in names for c in cells]
         with ProcessPoolExecutor(args.jobs, mp_context=mp.get_context("spawn")) as pool:

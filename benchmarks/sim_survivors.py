@@ -9,6 +9,10 @@ or over it (the whole-row exact path). Used to choose ``SAMPLE_GROUP``, ``AIM_MA
 measuring them (benchmarks/NOTES.md, entry 8).
 
     python benchmarks/sim_survivors.py [--arms g8/m2048,g1/m1024] [--cells 64x131075x2048,64x262143x512]
+                                       [--levels 8x2,7x2,6x3]
+
+``--levels BITSxLEVELS,...`` repeats every arm per histogram shape of the sample threshold (``tuning.SAMPLE_BIN_BITS``
+bits per level, ``tuning.SAMPLE_LEVELS`` levels; compiled into the kernels, so not a ``probe_sample.py`` arm).
 """
 
 import argparse
@@ -52,15 +56,19 @@ def main() -> int:
     ap.add_argument("--arms", default="g8/m2048,g1/m1024", help="comma-separated tuning arms (probe_sample.py syntax)")
     ap.add_argument("--cells", default="64x16387x2048,64x131075x512,64x131075x2048,64x262143x2048",
                     help="comma-separated ROWSxNxK cells of the benchmark's grid data")
+    ap.add_argument("--levels", default=f"{tuning.SAMPLE_BIN_BITS}x{tuning.SAMPLE_LEVELS}",
+                    help="comma-separated BITSxLEVELS shapes of the sample threshold's histograms")
     args = ap.parse_args()
+    shapes = [tuple(int(v) for v in sh.split("x")) for sh in args.levels.split(",")]
     for cell in args.cells.split(","):
         rows, n, k = (int(v) for v in cell.split("x"))
         logits = make_inputs(Case("grid", rows, n, k), k_max=2048, device="cpu").logits
-        for spec in args.arms.split(","):
-            with tuned(parse_arm(spec)):
+        for spec, (bits, levels) in [(a, sh) for a in args.arms.split(",") for sh in shapes]:
+            with tuned(dict(parse_arm(spec), SAMPLE_BIN_BITS=bits, SAMPLE_LEVELS=levels)):
                 s = simulate(logits, k)
             p = s["plan"]
-            head = f"{spec:>18} {rows}x{n} K={k} {p.family} cap {p.cap} aim {p.aim} sample {p.sample}"
+            head = (f"{spec:>18} {bits}x{levels} {rows}x{n} K={k} {p.family} cap {p.cap} aim {p.aim} "
+                    f"sample {p.sample}")
             if "note" in s:
                 print(f"{head}: {s['note']}")
                 continue

@@ -4,11 +4,13 @@ It runs on any device and follows :mod:`gvr_topk.contract` exactly, tie rule inc
 can be compared with it for equality (not only its value multiset).
 """
 
+import struct
 from typing import Optional
 
 import torch
 
 from . import contract
+from . import tuning
 
 
 def row_lengths(kv_lens: Optional[torch.Tensor], num_rows: int, npad: int, *, next_n: int = 1,
@@ -93,11 +95,32 @@ def sample_rank(n: int, aim: int, sample: int) -> int:
     return min(max((aim * sample + n - 1) // n, 1), sample)
 
 
+def digit_shift(span: int, bits: int = 8) -> int:
+    """The radix shift the kernels use for a key window of width ``span`` (the host mirror of ``_digit_shift``):
+    the float32 exponent of ``span`` minus ``bits - 1``, at least 0, so that ``span >> shift < 2**bits``.
+
+    Parameters
+    ----------
+    span : int
+        ``hi - lo`` of a key window, in ``[0, 2**32)``.
+    bits : int
+        Bits per radix level (``2**bits`` bins).
+
+    Returns
+    -------
+    int
+        The shift, in ``[0, 33 - bits]``.
+    """
+    f = struct.unpack("<I", struct.pack("<f", float(span)))[0]  # rounds to nearest even, as the GPU converts
+    return max((f >> 23) - 127 - (bits - 1), 0)
+
+
 def sample_threshold(keys: torch.Tensor, rank: int, sample: int, group: int) -> int:
     """The staging threshold the kernels derive from a row's sample (the host mirror of ``_sample_threshold``).
 
-    Two 256-bin histogram levels over the sampled order keys, each keeping the bin where the ``rank``-th largest
-    sampled key falls; the result is that bin's lower edge after the second level. Used to simulate survivor
+    ``tuning.SAMPLE_LEVELS`` histogram levels of ``2**tuning.SAMPLE_BIN_BITS`` bins over the sampled order keys,
+    each keeping the bin where the ``rank``-th largest sampled key falls; the result is that bin's lower edge after
+    the last level. Used to simulate survivor
     counts on the host (``benchmarks/sim_survivors.py``); a test checks it against the streaming family's
     thresholds.
 
@@ -115,18 +138,17 @@ def sample_threshold(keys: torch.Tensor, rank: int, sample: int, group: int) -> 
     """
     k = keys[sample_columns(keys.numel(), sample, group)].tolist()
     lo, hi, need = min(k), max(k), rank
-    for _level in range(2):
+    bits = tuning.SAMPLE_BIN_BITS
+    for _level in range(tuning.SAMPLE_LEVELS):
         if lo >= hi:
             break
-        shift = 0
-        while ((hi - lo) >> shift) >= 256:
-            shift += 1
-        hist = [0] * 256
+        shift = digit_shift(hi - lo, bits)
+        hist = [0] * (1 << bits)
         for v in k:
             if lo <= v <= hi:
                 hist[(v - lo) >> shift] += 1
         at_or_above, b = 0, 0
-        for b in range(255, -1, -1):  # highest bin whose count of keys in bins >= it reaches need
+        for b in range((1 << bits) - 1, -1, -1):  # highest bin whose count of keys in bins >= it reaches need
             if at_or_above + hist[b] >= need:
                 break
             at_or_above += hist[b]

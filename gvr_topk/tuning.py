@@ -59,6 +59,15 @@ SAMPLE_MIN, SAMPLE_MAX = 512, 2048
 #: and estimate the row's quantile far better (see AIM_MARGIN).
 SAMPLE_GROUP = 1
 
+#: Histogram levels of the sample threshold and bits per level (2**bits bins). Triton lowers ``tl.histogram`` to a
+#: ballot per bit of the bin index plus, per bin a thread owns (bins / 32), a mask and a popcount, for every score:
+#: ~46 sm_90 instructions per score at 256 bins (NOTES entry 14), so fewer bins per level cost far less per score.
+SAMPLE_LEVELS = 2
+SAMPLE_BIN_BITS = 8
+#: Bits of the staged select's first histogram over the candidates' key window (its crossing bin, usually a few
+#: dozen candidates at 256 bins, is then compacted and refined on a CROSS_CAP-lane tile).
+SELECT_BIN_BITS = 8
+
 # --- streaming family (three kernels: threshold, stage, select) -------------------------------------
 #: Scores per loop iteration of the staging kernel, and its warps. One warp per program (was 4 warps, 2048-score
 #: tiles): the per-tile block reduction, atomic and scan then need no barrier across warps, so the many resident

@@ -31,6 +31,13 @@ from .. import tuning
 PAD_VALUE = tl.constexpr(-3.4028234663852886e38)
 #: Largest crossing bin refined on a compacted small tile (``_select_staged``); see ``tuning.CROSS_CAP``.
 CROSS_CAP = tl.constexpr(tuning.CROSS_CAP)
+#: Histogram levels of the sample threshold and bits per level (``tuning.SAMPLE_LEVELS``, ``SAMPLE_BIN_BITS``).
+SAMPLE_LEVELS = tl.constexpr(tuning.SAMPLE_LEVELS)
+SAMPLE_BITS = tl.constexpr(tuning.SAMPLE_BIN_BITS)
+SAMPLE_BINS = tl.constexpr(1 << tuning.SAMPLE_BIN_BITS)
+#: Bits (and bins) of the staged select's first histogram (``tuning.SELECT_BIN_BITS``).
+SELECT_BITS = tl.constexpr(tuning.SELECT_BIN_BITS)
+SELECT_BINS = tl.constexpr(1 << tuning.SELECT_BIN_BITS)
 
 
 @triton.jit
@@ -65,6 +72,11 @@ def _emit_short(out_ptr, val_ptr, row_ptr, n, K: tl.constexpr, KB: tl.constexpr,
 
 
 @triton.jit
+def _add_pair(a0, a1, b0, b1):
+    return a0 + b0, a1 + b1
+
+
+@triton.jit
 def _minmax_combine(a_lo, a_hi, b_lo, b_hi):
     return tl.minimum(a_lo, b_lo), tl.maximum(a_hi, b_hi)
 
@@ -76,27 +88,33 @@ def _minmax(keys, mask):
 
 
 @triton.jit
+def _pick_higher_bin(a_bin, a_above, a_in, b_bin, b_above, b_in):
+    take_a = a_bin >= b_bin
+    return tl.where(take_a, a_bin, b_bin), tl.where(take_a, a_above, b_above), tl.where(take_a, a_in, b_in)
+
+
+@triton.jit
 def _crossing_bin(hist, need, NBINS: tl.constexpr):
     """Highest bin b whose count of entries in bins >= b reaches ``need`` (the caller guarantees total >= need).
 
-    Returns (b, entries strictly above b, entries in b)."""
+    Returns (b, entries strictly above b, entries in b). Two block operations, each a barrier round across the
+    program's warps on this latency chain: one suffix scan, then one reduction that carries the bin's counts with
+    it (the bins that reach ``need`` are a prefix, so the highest of them is the crossing bin)."""
     bins = tl.arange(0, NBINS)
-    cum = tl.cumsum(hist, 0)
-    total = tl.sum(hist, 0)
-    at_or_above = total - cum + hist
-    b = tl.max(tl.where(at_or_above >= need, bins, 0), 0)
-    above = total - tl.sum(tl.where(bins == b, cum, 0), 0)
-    in_b = tl.sum(tl.where(bins == b, hist, 0), 0)
+    at_or_above = tl.cumsum(hist, 0, reverse=True)
+    ok = at_or_above >= need
+    b, above, in_b = tl.reduce((tl.where(ok, bins, -1), at_or_above - hist, hist), 0, _pick_higher_bin)
     return b, above, in_b
 
 
 @triton.jit
-def _digit_shift(span):
-    """Smallest shift with (span >> shift) < 256: one radix level then splits the window into <= 256 bins."""
-    shift = span * 0
-    while (span >> shift) >= 256:
-        shift += 1
-    return shift
+def _digit_shift(span, BITS: tl.constexpr):
+    """A shift with (span >> shift) < 2**BITS, so one radix level splits the window into at most 2**BITS bins: the
+    bit length of ``span`` minus BITS, read from the float32 exponent of ``span`` (no loop; ``reference.digit_shift``
+    is its host mirror). Rounding to float32 can only raise the exponent by one, which gives one more bit of shift:
+    at least 2**(BITS-2) bins still, so every level still narrows the window."""
+    e = (span.to(tl.float32).to(tl.uint32, bitcast=True) >> 23).to(tl.int32) - 127
+    return tl.maximum(e - (BITS - 1), 0)
 
 
 @triton.jit
@@ -109,7 +127,7 @@ def _radix_kth(keys, mask, need):
     need = tl.zeros([], tl.int32) + need  # a tensor even when the caller passes a constexpr (loop-carried)
     lo, hi = _minmax(keys, mask)
     while lo < hi:
-        shift = _digit_shift(hi - lo)
+        shift = _digit_shift(hi - lo, 8)
         win = mask & (keys >= lo) & (keys <= hi)
         digit = tl.where(win, (keys - lo) >> shift, 0).to(tl.int32)
         hist = tl.histogram(digit, 256, mask=win)
@@ -129,8 +147,9 @@ def _select_tile(keys, cols, cand, need):
     kth = _radix_kth(keys, cand, need)
     gt = cand & (keys > kth)
     eq = cand & (keys == kth)
-    take = need - tl.sum(gt.to(tl.int32), 0)
-    if take < tl.sum(eq.to(tl.int32), 0):
+    n_gt, n_eq = tl.reduce((gt.to(tl.int32), eq.to(tl.int32)), 0, _add_pair)
+    take = need - n_gt
+    if take < n_eq:
         # More ties than slots: rank the tied lanes by column (a lower column is a larger "index key").
         col_key = (0x7FFFFFFF - cols).to(tl.uint32)
         cut = _radix_kth(col_key, eq, take)
@@ -173,7 +192,7 @@ def _exact_row(out_ptr, val_ptr, row_ptr, n, K: tl.constexpr, TILE: tl.constexpr
         hi = tl.maximum(hi, tl.max(keys, 0))
     need = tl.zeros([], tl.int32) + K
     while lo < hi:
-        shift = _digit_shift(hi - lo)
+        shift = _digit_shift(hi - lo, 8)
         hist = tl.zeros([256], dtype=tl.int32)
         for start in range(0, n, TILE):
             keys = _load_keys(row_ptr, start + offs, n)
@@ -193,7 +212,8 @@ def _exact_row(out_ptr, val_ptr, row_ptr, n, K: tl.constexpr, TILE: tl.constexpr
 @triton.jit
 def _sample_threshold(row_ptr, n, rank, SAMPLE: tl.constexpr, GROUP: tl.constexpr):
     """An order key that at least ``rank`` scores of a deterministic sample of ``SAMPLE`` scores reach, close to the
-    sample's rank-``rank`` key (within 1/65536 of the sample's key span).
+    sample's rank-``rank`` key (two levels of at least 64 bins, usually 128-255: within 1/4096 of the sample's key
+    span, usually 1/16384).
 
     Two histogram levels, no exact search: the threshold only steers how many scores get staged; the count that
     follows is exact, so an approximate rank costs at most a retry, never exactness. The sample is SAMPLE/GROUP
@@ -211,12 +231,12 @@ def _sample_threshold(row_ptr, n, rank, SAMPLE: tl.constexpr, GROUP: tl.constexp
     keys = _order_key(tl.load(row_ptr + cols).to(tl.float32))
     lo, hi = _minmax(keys, cols >= 0)
     need = tl.zeros([], tl.int32) + rank
-    for _level in tl.static_range(2):
+    for _level in tl.static_range(SAMPLE_LEVELS):
         if lo < hi:
-            shift = _digit_shift(hi - lo)
+            shift = _digit_shift(hi - lo, SAMPLE_BITS)
             win = (keys >= lo) & (keys <= hi)
             digit = tl.where(win, (keys - lo) >> shift, 0).to(tl.int32)
-            b, above, in_b = _crossing_bin(tl.histogram(digit, 256, mask=win), need, 256)
+            b, above, in_b = _crossing_bin(tl.histogram(digit, SAMPLE_BINS, mask=win), need, SAMPLE_BINS)
             need -= above
             new_lo = lo + (b.to(tl.uint32) << shift)
             # Upper edge of bin b, written as an offset from new_lo so it cannot wrap past 2**32 - 1.
@@ -306,8 +326,8 @@ def _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, 
         tl.store(slot_keys + cpos, keys.to(tl.int32, bitcast=True), mask=cross)
         tl.store(slot_cols + cpos, cols, mask=cross)
         tl.debug_barrier()  # the compacted crossing bin is visible to every lane
-        _select_compacted(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, cols, certain, in_b, need, CROSS_CAP,
-                          HAS_VALUES)
+        _select_compacted(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, cols, certain, K - need, in_b, need,
+                          CROSS_CAP, HAS_VALUES)
     else:
         sel = certain | _select_tile(keys, cols, cross, need)
         _emit_selected(out_ptr, val_ptr, row_ptr, cols, sel, 0, HAS_VALUES)
@@ -317,25 +337,26 @@ def _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, 
 def _split_at_crossing_bin(keys, live, lo, hi, K: tl.constexpr):
     """One 256-bin histogram of the ``live`` keys over their window [lo, hi]: (lanes in bins above the bin holding
     the K-th largest key, lanes in that crossing bin, how many of the crossing bin are needed, its size)."""
-    shift = _digit_shift(hi - lo)
+    shift = _digit_shift(hi - lo, SELECT_BITS)
     digit = tl.where(live, (keys - lo) >> shift, 0).to(tl.int32)
-    b, above, in_b = _crossing_bin(tl.histogram(digit, 256, mask=live), K, 256)
+    b, above, in_b = _crossing_bin(tl.histogram(digit, SELECT_BINS, mask=live), K, SELECT_BINS)
     return live & (digit > b), live & (digit == b), K - above, in_b
 
 
 @triton.jit
-def _select_compacted(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, cols, certain, in_b, need, M: tl.constexpr,
-                      HAS_VALUES: tl.constexpr):
-    """Emit the certain winners (``certain`` lanes of ``cols``) and the ``need`` winners among a crossing bin of
-    ``in_b <= M`` candidates compacted to the slot's head, chosen by radix levels on an M-lane tile."""
+def _select_compacted(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, cols, certain, n_certain, in_b, need,
+                      M: tl.constexpr, HAS_VALUES: tl.constexpr):
+    """Emit the ``n_certain`` certain winners (``certain`` lanes of ``cols``) and the ``need`` winners among a
+    crossing bin of ``in_b <= M`` candidates compacted to the slot's head, chosen by radix levels on an M-lane tile.
+    The second emission starts at ``n_certain`` (known from the histogram), so it waits on no count of the first."""
     j = tl.arange(0, M)
     small = j < in_b
     skeys = tl.load(slot_keys + j, mask=small, other=0, cache_modifier=".cg").to(tl.uint32, bitcast=True)
     scols = tl.load(slot_cols + j, mask=small, other=0, cache_modifier=".cg")
     skeys = tl.where(small, skeys, 0)
     ssel = _select_tile(skeys, scols, small, need)
-    base = _emit_selected(out_ptr, val_ptr, row_ptr, cols, certain, 0, HAS_VALUES)
-    _emit_selected(out_ptr, val_ptr, row_ptr, scols, ssel, base, HAS_VALUES)
+    _emit_selected(out_ptr, val_ptr, row_ptr, cols, certain, 0, HAS_VALUES)
+    _emit_selected(out_ptr, val_ptr, row_ptr, scols, ssel, n_certain, HAS_VALUES)
 
 
 @triton.jit

@@ -426,10 +426,8 @@ def _crossing_bin(row: torch.Tensor, k: int, plan) -> tuple:
     rank = reference.sample_rank(row.numel(), plan.aim, plan.sample)
     cand = keys[keys >= reference.sample_threshold(keys, rank, plan.sample, tuning.SAMPLE_GROUP)]
     lo, hi = int(cand.min()), int(cand.max())
-    shift = 0
-    while ((hi - lo) >> shift) >= 256:
-        shift += 1
-    hist = torch.bincount((cand - lo) >> shift, minlength=256)
+    shift = reference.digit_shift(hi - lo, tuning.SELECT_BIN_BITS)
+    hist = torch.bincount((cand - lo) >> shift, minlength=1 << tuning.SELECT_BIN_BITS)
     at_or_above = hist.flip(0).cumsum(0).flip(0)
     b = int((at_or_above >= k).nonzero().max())
     return int(hist[b]), k - int(at_or_above[b] - hist[b])
