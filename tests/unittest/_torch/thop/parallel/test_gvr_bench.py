@@ -499,9 +499,10 @@ def test_probe_arm_settings_name_real_tuning_values():
     assert tuning.SELECT_WARPS == saved
 
 
-def test_probe_ab_freezes_a_revision_beside_the_working_tree(tmp_path):
-    """benchmarks/probe_ab.py: the frozen revision imports as its own package next to ``gvr_topk``, with its own op
-    namespace (both register), and the same public call."""
+def test_probe_ab_freezes_revisions_beside_the_working_tree(tmp_path):
+    """benchmarks/probe_ab.py: each frozen revision (a git revision, or a directory holding an exported package)
+    imports as its own package next to ``gvr_topk``, with its own op namespace (all register), and the same public
+    call; arms are named by revision, directories by their last component."""
     import shutil
     import subprocess
 
@@ -514,12 +515,20 @@ def test_probe_ab_freezes_a_revision_beside_the_working_tree(tmp_path):
         import probe_ab
     finally:
         sys.path.remove(str(repo / "benchmarks"))
-    probe_ab.freeze("HEAD", str(tmp_path))
-    pkgs = probe_ab.packages(str(tmp_path))
+    exported = tmp_path / "exports" / "mine"
+    exported.mkdir(parents=True)
+    shutil.copytree(repo / "gvr_topk", exported / "gvr_topk", symlinks=True)
+    frozen = tmp_path / "frozen"
+    frozen.mkdir()
+    revs = ["HEAD", str(exported)]
+    for i, rev in enumerate(revs):
+        probe_ab.freeze(rev, str(frozen), i)
+    pkgs = probe_ab.packages(str(frozen), revs, True)
     try:
-        assert pkgs["base"].__file__.startswith(str(tmp_path))
-        assert (pkgs["base"].ops.NAMESPACE, pkgs["new"].ops.NAMESPACE) == ("gvr_base", "gvr")
-        assert hasattr(torch.ops.gvr_base, "topk_varlen") and hasattr(torch.ops.gvr, "topk_varlen")
-        assert callable(pkgs["base"].run_varlen)
+        assert list(pkgs) == ["HEAD", "mine", "new"]
+        assert all(pkgs[a].__file__.startswith(str(frozen)) for a in ("HEAD", "mine"))
+        assert [pkgs[a].ops.NAMESPACE for a in pkgs] == ["gvr_r0", "gvr_r1", "gvr"]
+        assert all(hasattr(getattr(torch.ops, ns), "topk_varlen") for ns in ("gvr_r0", "gvr_r1", "gvr"))
+        assert callable(pkgs["mine"].run_varlen)
     finally:
-        sys.path.remove(str(tmp_path))
+        sys.path.remove(str(frozen))
