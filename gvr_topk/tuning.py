@@ -19,7 +19,7 @@ PROVENANCE = {
               "probe_sample.py (entry 13); the staging kernel's register cap and short-row tile: "
               "benchmarks/probe_stage.py and probe_sample.py (entry 14); the tie rung: probe_sample.py --data (entry 15)",
     "gpu": "NVIDIA H200 (132 SMs, 60 MB L2), driver 580.159.04, torch 2.11, Triton 3.6",
-    "date": "2026-11-30",
+    "date": "2026-12-01",
     "command": "python benchmarks/probe_stream2.py --quick; python benchmarks/probe_primitives.py; "
                "python benchmarks/probe_sample.py --arms ... --cells ... (the arms and cells of NOTES entries 10-12); "
                "python benchmarks/probe_stage.py; python benchmarks/bench_gvr_topk.py --quick",
@@ -61,12 +61,18 @@ SAMPLE_GROUP = 1
 
 #: Histogram levels of the sample threshold and bits per level (2**bits bins). Triton lowers ``tl.histogram`` to a
 #: ballot per bit of the bin index plus, per bin a thread owns (bins / 32), a mask and a popcount, for every score:
-#: ~46 sm_90 instructions per score at 256 bins (NOTES entry 14), so fewer bins per level cost far less per score.
+#: ~46 sm_90 instructions per score at 256 bins (NOTES entry 14), so fewer bins per level cost less per score.
+#: 2 levels of 128 bins (was 2 of 256): host simulation (``sim_survivors.py --levels``) keeps the survivor spread
+#: (64 x 131075 K=2048: 0.89-1.15x the aim either way); measured on the H200 with SELECT_BIN_BITS 7 (probe_ab.py,
+#: NOTES entry 16) faster in 10 of 10 cells, geomean over torch.topk 2.87x -> 3.04x. 3 levels of 64 and 4 of 32
+#: bins measured slower than 2 of 128.
 SAMPLE_LEVELS = 2
-SAMPLE_BIN_BITS = 8
-#: Bits of the staged select's first histogram over the candidates' key window (its crossing bin, usually a few
-#: dozen candidates at 256 bins, is then compacted and refined on a CROSS_CAP-lane tile).
-SELECT_BIN_BITS = 8
+SAMPLE_BIN_BITS = 7
+#: Bits of the staged select's first histogram over the candidates' key window. 7 (was 8): the crossing bin roughly
+#: doubles (host replay of the benchmark's decode rows: at most 332 candidates at 64 x 131075 K=2048, under
+#: CROSS_CAP) and is refined on the small compacted tile, while the histogram over 2048-8192 lanes costs less; 6 bits
+#: (crossing bins up to ~600, CROSS_CAP 1024) measured slower than 7 (NOTES entry 16).
+SELECT_BIN_BITS = 7
 
 # --- streaming family (three kernels: threshold, stage, select) -------------------------------------
 #: Scores per loop iteration of the staging kernel, and its warps. One warp per program (was 4 warps, 2048-score
