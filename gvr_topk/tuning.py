@@ -17,12 +17,15 @@ PROVENANCE = {
               "programs and warps, one-warp staging, the select's register cap past one wave and the split family "
               "at 64 short rows: probe_sample.py in four device calls (entry 12); the streaming chunk of 512 rows: "
               "probe_sample.py (entry 13); the staging kernel's register cap and short-row tile: "
-              "benchmarks/probe_stage.py and probe_sample.py (entry 14); the tie rung: probe_sample.py --data (entry 15)",
+              "benchmarks/probe_stage.py and probe_sample.py (entry 14); the tie rung: probe_sample.py --data "
+              "(entry 15); the sample and select histogram shapes: benchmarks/probe_ab.py over exported revisions and "
+              "benchmarks/sim_survivors.py --levels (entry 16)",
     "gpu": "NVIDIA H200 (132 SMs, 60 MB L2), driver 580.159.04, torch 2.11, Triton 3.6",
     "date": "2026-12-01",
     "command": "python benchmarks/probe_stream2.py --quick; python benchmarks/probe_primitives.py; "
                "python benchmarks/probe_sample.py --arms ... --cells ... (the arms and cells of NOTES entries 10-12); "
-               "python benchmarks/probe_stage.py; python benchmarks/bench_gvr_topk.py --quick",
+               "python benchmarks/probe_stage.py; python benchmarks/probe_ab.py --rev DIR,... --no-new --cells ...; "
+               "python benchmarks/bench_gvr_topk.py --quick",
 }
 
 #: SM count the thresholds are written for (H200). ``route`` scales by the real count when it is given.
