@@ -6,6 +6,8 @@ Every check is exact: ``gvr_topk.testing.check_exact`` compares the gathered val
 ``torch.topk`` bit for bit and, with the contract's tie rule, the exact index set.
 """
 
+import math
+
 import pytest
 import torch
 
@@ -40,6 +42,8 @@ def _poisoned(rows, n, npad=None, dtype=torch.float32, seed=0, gen="randn"):
         x = torch.randn(rows, npad, generator=g) - 2.0
     elif gen == "ints":
         x = torch.randint(-3, 4, (rows, npad), generator=g).float()
+    elif gen == "cauchy":  # scores of both signs over many binades: a sample window spanning most of the key space
+        x = torch.tan(math.pi * (torch.rand(rows, npad, generator=g).clamp(1e-7, 1 - 1e-7) - 0.5))
     else:
         raise ValueError(gen)
     x[:, n:] = POISON
@@ -379,7 +383,8 @@ def _tuning_value(monkeypatch, name, value):
     gvr_topk.clear_launch_cache()
 
 
-@pytest.mark.parametrize("n,k,gen", [(20000, 512, "randn"), (30000, 2048, "randn"), (20000, 64, "ints")])
+@pytest.mark.parametrize("n,k,gen", [(20000, 512, "randn"), (30000, 2048, "randn"), (20000, 64, "ints"),
+                                     (30000, 2048, "cauchy")])
 def test_host_mirror_of_the_sample_threshold(n, k, gen):
     """``reference.sample_threshold`` (what benchmarks/sim_survivors.py simulates with) gives exactly the
     thresholds the streaming family's threshold kernel leaves in the workspace."""
