@@ -65,16 +65,19 @@ SAMPLE_GROUP = 1
 #: Histogram levels of the sample threshold and bits per level (2**bits bins). Triton lowers ``tl.histogram`` to a
 #: ballot per bit of the bin index plus, per bin a thread owns (bins / 32), a mask and a popcount, for every score:
 #: ~46 sm_90 instructions per score at 256 bins (NOTES entry 14), so fewer bins per level cost less per score.
-#: 2 levels of 128 bins (was 2 of 256): host simulation (``sim_survivors.py --levels``) keeps the survivor spread
-#: (64 x 131075 K=2048: 0.89-1.15x the aim either way); measured on the H200 with SELECT_BIN_BITS 7 (probe_ab.py,
-#: NOTES entry 16) faster in 10 of 10 cells, geomean over torch.topk 2.87x -> 3.04x. 3 levels of 64 and 4 of 32
-#: bins measured slower than 2 of 128.
+#: 2 levels of 256 bins. 128 bins per level: host simulation (``sim_survivors.py --levels``) keeps the survivor
+#: spread (64 x 131075 K=2048: 0.89-1.15x the aim either way) and probe_ab.py on the H200 (NOTES entry 16) measured
+#: it level with 256 on decode rows (5 cells, geomean over torch.topk 3.01x / 2.99x, with SELECT_BIN_BITS 7) but 1.8x
+#: slower on the benchmark's Cauchy rows (8 x 131075 K=2048 35.0 -> 64.6 us; cause not found, the host mirror agrees
+#: with the GPU's thresholds on Cauchy rows). 3 levels of 64 and 4 of 32 bins measured slower on decode rows.
 SAMPLE_LEVELS = 2
-SAMPLE_BIN_BITS = 7
+SAMPLE_BIN_BITS = 8
 #: Bits of the staged select's first histogram over the candidates' key window. 7 (was 8): the crossing bin roughly
 #: doubles (host replay of the benchmark's decode rows: at most 332 candidates at 64 x 131075 K=2048, under
-#: CROSS_CAP) and is refined on the small compacted tile, while the histogram over 2048-8192 lanes costs less; 6 bits
-#: (crossing bins up to ~600, CROSS_CAP 1024) measured slower than 7 (NOTES entry 16).
+#: CROSS_CAP) and is refined on the small compacted tile, while the histogram over 2048-8192 lanes costs less.
+#: Measured on the H200 (probe_ab.py, NOTES entry 16): with 7-bit sample levels faster than 8 in 10 of 10 cells
+#: (geomean over torch.topk 2.87x -> 3.04x); with 8-bit sample levels level with that on 5 cells (2.99x / 3.01x).
+#: 6 bits (crossing bins up to ~600, CROSS_CAP 1024) measured slower than 7.
 SELECT_BIN_BITS = 7
 
 # --- streaming family (three kernels: threshold, stage, select) -------------------------------------
