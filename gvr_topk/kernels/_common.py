@@ -212,10 +212,10 @@ def _exact_row(out_ptr, val_ptr, row_ptr, n, K: tl.constexpr, TILE: tl.constexpr
 @triton.jit
 def _sample_threshold(row_ptr, n, rank, SAMPLE: tl.constexpr, GROUP: tl.constexpr):
     """An order key that at least ``rank`` scores of a deterministic sample of ``SAMPLE`` scores reach, close to the
-    sample's rank-``rank`` key (two levels of at least 64 bins, usually 128-255: within 1/4096 of the sample's key
-    span, usually 1/16384).
+    sample's rank-``rank`` key (``tuning.SAMPLE_LEVELS`` levels of up to 2**``SAMPLE_BIN_BITS`` bins; at the default
+    two levels of 256, within 1/16384 of the sample's key span, at worst 1/4096).
 
-    Two histogram levels, no exact search: the threshold only steers how many scores get staged; the count that
+    Histogram levels, no exact search: the threshold only steers how many scores get staged; the count that
     follows is exact, so an approximate rank costs at most a retry, never exactness. The sample is SAMPLE/GROUP
     groups of GROUP adjacent scores spread evenly over [0, n); needs n >= SAMPLE so every position is distinct and in
     range. Adjacent scores of decode rows are correlated (runs of related tokens), so wide groups sample fewer
@@ -315,8 +315,9 @@ def _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, 
     """Exact top-K of ``count`` staged candidates (K <= count <= CAP). The slot's head is reused as scratch: its
     content is lost.
 
-    One 256-bin histogram over the candidates' key window splits them into certain winners (bins above the
-    crossing bin), losers, and the crossing bin. The crossing bin is usually a few dozen candidates: they are
+    One histogram (2**``tuning.SELECT_BIN_BITS`` bins) over the candidates' key window splits them into certain
+    winners (bins above the crossing bin), losers, and the crossing bin. The crossing bin is usually a few dozen to a
+    few hundred candidates: they are
     compacted to the slot's head and the remaining ``need`` of them are selected on a small tile, so the radix
     levels run on CROSS_CAP lanes instead of CAP. A crossing bin larger than CROSS_CAP is refined in place."""
     keys, cols, live = _load_slot(slot_keys, slot_cols, count, CAP)
@@ -340,8 +341,9 @@ def _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, 
 
 @triton.jit
 def _split_at_crossing_bin(keys, live, lo, hi, K: tl.constexpr):
-    """One 256-bin histogram of the ``live`` keys over their window [lo, hi]: (lanes in bins above the bin holding
-    the K-th largest key, lanes in that crossing bin, how many of the crossing bin are needed, its size)."""
+    """One histogram (SELECT_BINS bins) of the ``live`` keys over their window [lo, hi]: (lanes in bins above the
+    bin holding the K-th largest key, lanes in that crossing bin, how many of the crossing bin are needed, its
+    size)."""
     shift = _digit_shift(hi - lo, SELECT_BITS)
     digit = tl.where(live, (keys - lo) >> shift, 0).to(tl.int32)
     b, above, in_b = _crossing_bin(tl.histogram(digit, SELECT_BINS, mask=live), K, SELECT_BINS)
