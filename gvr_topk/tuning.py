@@ -65,6 +65,8 @@ SAMPLE_GROUP = 1
 #: Histogram levels of the sample threshold and bits per level (2**bits bins). Triton lowers ``tl.histogram`` to a
 #: ballot per bit of the bin index plus, per bin a thread owns (bins / 32), a mask and a popcount, for every score:
 #: ~46 sm_90 instructions per score at 256 bins (NOTES entry 14), so fewer bins per level cost less per score.
+#: These three values are compiled into the kernels when ``gvr_topk.kernels`` is imported (module constexprs), so
+#: changing them at run time changes only the host mirror (``reference.sample_threshold``): edit them here.
 #: 2 levels of 256 bins. 128 bins per level: host simulation (``sim_survivors.py --levels``) keeps the survivor
 #: spread (64 x 131075 K=2048: 0.89-1.15x the aim either way) and probe_ab.py on the H200 (NOTES entry 16) measured
 #: it level with 256 on decode rows (5 cells, geomean over torch.topk 3.01x / 2.99x, with SELECT_BIN_BITS 7) but 1.8x

@@ -223,16 +223,12 @@ def _sample_threshold(row_ptr, n, rank, SAMPLE: tl.constexpr, GROUP: tl.constexp
     of its aim on the benchmark's decode rows, against 0.48-1.82x with GROUP=8 (tuning.SAMPLE_GROUP). Every
     program of a row computes the same value."""
     GROUPS: tl.constexpr = SAMPLE // GROUP
-    g = tl.arange(0, GROUPS)
+    lane = tl.arange(0, SAMPLE)
     n_g = n // GROUP
-    # int64 product: GROUPS * n overflows int32 for rows past 2**31 / GROUPS columns.
-    start = ((g.to(tl.int64) * n_g) // GROUPS).to(tl.int32) * GROUP
-    if GROUP == 1:
-        # A 1-D tile, not a flattened [SAMPLE, 1] one: Triton 3.6 miscounts a masked tl.histogram of a flattened 2-D
-        # tile on the GPU (NOTES entries 15-16), which the second level's window mask is.
-        cols = start
-    else:
-        cols = tl.reshape(start[:, None] + tl.arange(0, GROUP)[None, :], [SAMPLE])
+    # A 1-D tile (lane -> its group's start plus its place in the group), never a flattened [GROUPS, GROUP] one:
+    # Triton 3.6 miscounts a masked tl.histogram of a flattened 2-D tile on the GPU (NOTES entries 15-16), and the
+    # second level's window mask is one. int64 product: GROUPS * n overflows int32 past 2**31 / GROUPS columns.
+    cols = ((lane // GROUP).to(tl.int64) * n_g // GROUPS).to(tl.int32) * GROUP + lane % GROUP
     keys = _order_key(tl.load(row_ptr + cols).to(tl.float32))
     lo, hi = _minmax(keys, cols >= 0)
     need = tl.zeros([], tl.int32) + rank

@@ -383,11 +383,19 @@ def _tuning_value(monkeypatch, name, value):
     gvr_topk.clear_launch_cache()
 
 
+@pytest.fixture(params=[1, 8], ids=["single_scores", "groups_of_8"])
+def sample_group(request, monkeypatch):
+    """``tuning.SAMPLE_GROUP``: single scores (the default) and groups of 8 adjacent scores, so both ways the
+    sample's positions are laid out stay checked."""
+    yield from _tuning_value(monkeypatch, "SAMPLE_GROUP", request.param)
+
+
 @pytest.mark.parametrize("n,k,gen", [(20000, 512, "randn"), (30000, 2048, "randn"), (20000, 64, "ints"),
                                      (30000, 2048, "cauchy")])
-def test_host_mirror_of_the_sample_threshold(n, k, gen):
+def test_host_mirror_of_the_sample_threshold(n, k, gen, sample_group):
     """``reference.sample_threshold`` (what benchmarks/sim_survivors.py simulates with) gives exactly the
-    thresholds the streaming family's threshold kernel leaves in the workspace."""
+    thresholds the streaming family's threshold kernel leaves in the workspace, for single-score sample groups (the
+    default) and groups of 8 adjacent scores."""
     from gvr_topk import workspace as wsm
 
     rows = 4
@@ -401,7 +409,7 @@ def test_host_mirror_of_the_sample_threshold(n, k, gen):
     got = (wsm.stream_views(wsb, plan, rows)[1][:rows].to(torch.int64) & 0xFFFFFFFF).tolist()
     rank = reference.sample_rank(n, plan.aim, plan.sample)
     keys = reference.order_keys(x.cpu())
-    want = [reference.sample_threshold(keys[r], rank, plan.sample, tuning.SAMPLE_GROUP) for r in range(rows)]
+    want = [reference.sample_threshold(keys[r], rank, plan.sample, sample_group) for r in range(rows)]
     assert got == want
 
 
@@ -442,8 +450,8 @@ def _crossing_bin(row: torch.Tensor, k: int, plan) -> tuple:
 @pytest.mark.parametrize("k", [64, 512, 2048])
 def test_crossing_bin_selections_are_exact(family, k):
     """Rows whose crossing bin holds a few dozen to a hundred-odd candidates, some of them needed (the compacted
-    crossing bin, checked on the host first), and a tie-heavy row (thousands of tied candidates: the in-place path), values
-    included."""
+    crossing bin, checked on the host first), and a tie-heavy row (thousands of tied candidates: the in-place
+    path), values included."""
     rows, n = 4, 20000
     g = torch.Generator().manual_seed(70 + k)
     x = torch.randn(rows, n, generator=g) + 4.0  # one sign: the candidates' key window stays narrow
