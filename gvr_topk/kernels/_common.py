@@ -527,8 +527,9 @@ def _refine_row(out_ptr, val_ptr, row_ptr, hint_ptr, n, count, thr, aim, count_p
                 above = _restage(row_ptr, n, thr + 1, count_ptr, slot_keys, slot_cols, CAP, TILE, LANES)
                 if above < K:
                     keys, cols, live = _load_slot(slot_keys, slot_cols, above, CAP)
-                    base = _emit_selected(out_ptr, val_ptr, row_ptr, cols, live, 0, HAS_VALUES)
-                    ties = _emit_column_order(out_ptr, val_ptr, row_ptr, n, thr, base, K - above, False, TILE,
+                    # All ``above`` staged scores win; the ties follow them from slot ``above``.
+                    _emit_selected(out_ptr, val_ptr, row_ptr, cols, live, 0, HAS_VALUES)
+                    ties = _emit_column_order(out_ptr, val_ptr, row_ptr, n, thr, above, K - above, False, TILE,
                                               HAS_VALUES)
                     # The last staging counted more than CAP scores at or above thr, so the ties are there; should
                     # they not be, the exact whole-row path below rewrites every slot.
