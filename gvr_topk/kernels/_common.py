@@ -118,6 +118,15 @@ def _digit_shift(span, BITS: tl.constexpr):
 
 
 @triton.jit
+def _bin_window(lo, hi, b, shift):
+    """The key window [lo', hi'] of bin ``b`` of a radix level over [lo, hi] with bins of width 2**shift (the last
+    bin clipped to hi)."""
+    new_lo = lo + (b.to(tl.uint32) << shift)
+    # Upper edge written as an offset from new_lo so it cannot wrap past 2**32 - 1.
+    return new_lo, new_lo + tl.minimum(hi - new_lo, (tl.full([], 1, tl.uint32) << shift) - 1)
+
+
+@triton.jit
 def _radix_kth(keys, mask, need):
     """The ``need``-th largest key among ``keys[mask]`` (1 <= need <= count(mask)), exactly.
 
@@ -201,10 +210,7 @@ def _exact_row(out_ptr, val_ptr, row_ptr, n, K: tl.constexpr, TILE: tl.constexpr
             hist += tl.histogram(digit, 256, mask=win)
         b, above, in_b = _crossing_bin(hist, need, 256)
         need -= above
-        new_lo = lo + (b.to(tl.uint32) << shift)
-        # Upper edge of bin b, written as an offset from new_lo so it cannot wrap past 2**32 - 1.
-        hi = new_lo + tl.minimum(hi - new_lo, (tl.full([], 1, tl.uint32) << shift) - 1)
-        lo = new_lo
+        lo, hi = _bin_window(lo, hi, b, shift)
     # lo is the K-th key; `need` of the scores equal to it are selected, lowest columns first.
     _emit_column_order(out_ptr, val_ptr, row_ptr, n, lo, 0 * n, need, True, TILE, HAS_VALUES)
 
@@ -239,10 +245,7 @@ def _sample_threshold(row_ptr, n, rank, SAMPLE: tl.constexpr, GROUP: tl.constexp
             digit = tl.where(win, (keys - lo) >> shift, 0).to(tl.int32)
             b, above, in_b = _crossing_bin(tl.histogram(digit, SAMPLE_BINS, mask=win), need, SAMPLE_BINS)
             need -= above
-            new_lo = lo + (b.to(tl.uint32) << shift)
-            # Upper edge of bin b, written as an offset from new_lo so it cannot wrap past 2**32 - 1.
-            hi = new_lo + tl.minimum(hi - new_lo, (tl.full([], 1, tl.uint32) << shift) - 1)
-            lo = new_lo
+            lo, hi = _bin_window(lo, hi, b, shift)
     return lo
 
 
