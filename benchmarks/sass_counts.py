@@ -27,7 +27,7 @@ from gvr_topk.kernels import stream
 from gvr_topk.launch.common import stage_lanes
 
 BASE = dict(K=2048, KB=2048, CAP=8192, SAMPLE=2048, SAMPLE_GROUP=tuning.SAMPLE_GROUP, MIN_TILE=tuning.SELECT_MIN_TILE,
-            HINT_FREE=True, VARLEN=False, HAS_VALUES=False, TIE_RUNG=tuning.TIE_RUNG)
+            HINT_FREE=True, VARLEN=False, HAS_VALUES=False, TIE_RUNG=tuning.TIE_RUNG, PDL=tuning.STREAM_PDL)
 #: (name, kernel, extra constexprs, warps, maxnreg)
 KERNELS = [
     ("stage", stream._gvr_stage_kernel,

@@ -238,7 +238,7 @@ class _Prepared:
                                 row_stride=m["row_stride"], out_stride=m["out_stride"], val_stride=m["val_stride"],
                                 pre_stride=m["pre_stride"], hint_free=m["hint_free"], varlen=m["varlen"],
                                 has_values=m["has_values"])
-        scalars.update(module.family_kwargs(plan, rows))
+        scalars.update(module.family_kwargs(plan, rows, self.dev))
         info = dict(rows=rows, k=k, npad=npad, row_stride=m["row_stride"], n_env=n_env, dtype=m["dtypes"]["logits_ptr"],
                     hint_free=m["hint_free"], has_values=m["has_values"], varlen=m["varlen"], next_n=self.next_n,
                     compress_ratio=self.cr, max_seq_len=self.max_seq_len, device=str(self.dev))

@@ -134,6 +134,11 @@ STREAM_SPLIT_MAX = 64
 #: unchanged (one chunk either way). Each chunk is three dependent launches whose ramps and tails do not overlap.
 STREAM_CHUNK_ROWS = 512
 
+#: Programmatic dependent launch of the stage and select kernels (Hopper and later, compiled kernels only): each is
+#: scheduled while the kernel before it drains and waits for it at its start (``kernels/stream.py``), so a chunk's
+#: three launches keep stream order without a full launch gap between them. To be measured (NOTES entry 17).
+STREAM_PDL = True
+
 # --- split family ---------------------------------------------------------------------------------
 #: Split a row over several programs only up to this many rows (beyond, one program per row saturates the GPU),
 #: and up to SPLIT_MAX_ROWS_SHORT rows of at most SPLIT_SHORT_MAX_N columns (at two programs per row, 64 rows fill

@@ -402,9 +402,26 @@ def _key_floor(thr):
 
 
 @triton.jit
-def _stage_tile(row_ptr, cols, end, f, count_ptr, slot_keys, slot_cols, CAP: tl.constexpr, MASKED: tl.constexpr):
-    """Stage the scores of one tile of columns ``cols`` (a [ROWS, LANES] block, lanes along axis 1) that pass
-    ``not (x < f)``: reserve space with one atomic on the row's counter, write raw float32 bits and columns.
+def _tile_offsets(TILE: tl.constexpr, LANES: tl.constexpr):
+    """Column offsets of a staging tile: a [TILE / LANES, LANES] block, one score per thread across a row."""
+    return tl.arange(0, TILE // LANES)[:, None] * LANES + tl.arange(0, LANES)[None, :]
+
+
+@triton.jit
+def _load_tile(row_ptr, cols, end, MASKED: tl.constexpr):
+    """The float32 scores of columns ``cols`` (0.0 past ``end`` when MASKED)."""
+    if MASKED:
+        x = tl.load(row_ptr + cols, mask=cols < end, other=0.0).to(tl.float32)
+    else:
+        x = tl.load(row_ptr + cols).to(tl.float32)
+    return x
+
+
+@triton.jit
+def _stage_tile(x, cols, end, f, count_ptr, slot_keys, slot_cols, CAP: tl.constexpr, MASKED: tl.constexpr):
+    """Stage the scores ``x`` of one tile of columns ``cols`` (a [ROWS, LANES] block, lanes along axis 1, loaded by
+    ``_load_tile``) that pass ``not (x < f)``: reserve space with one atomic on the row's counter, write raw float32
+    bits and columns.
 
     Why this shape (sm_90 SASS of the one-warp staging loop, ``benchmarks/NOTES.md`` entry 14): a 1-D tile scans
     TILE/LANES separate lane-wide prefix sums (one per register of a thread), ~1700 instructions per 1024 scores,
@@ -414,11 +431,8 @@ def _stage_tile(row_ptr, cols, end, f, count_ptr, slot_keys, slot_cols, CAP: tl.
     the slot (CAP - 1) instead of masked: a count past CAP fails the attempt anyway, so what such writes leave in
     the slot is never read."""
     if MASKED:
-        live = cols < end
-        x = tl.load(row_ptr + cols, mask=live, other=0.0).to(tl.float32)
-        flag = tl.where(live & ~(x < f), 1.0, 0.0).to(tl.int32)
+        flag = tl.where((cols < end) & ~(x < f), 1.0, 0.0).to(tl.int32)
     else:
-        x = tl.load(row_ptr + cols).to(tl.float32)
         flag = tl.where(x < f, 0.0, 1.0).to(tl.int32)
     per_lane = tl.sum(flag, 0)
     base = tl.atomic_add(count_ptr, tl.sum(per_lane, 0), sem="relaxed")
@@ -440,15 +454,36 @@ def _stage_share(row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP:
     programs may stage into one slot). The counter ends up holding the exact count of admitted scores, even past
     CAP; only CAP are staged, in no particular order. Only the share's last tile can be partial (``_share_bounds``
     gives whole-tile shares). LANES: the program's threads (32 x warps), the width of a tile row."""
+    _stage_tiles(row_ptr, start, start, end, _key_floor(thr), count_ptr, slot_keys, slot_cols, CAP, TILE, LANES)
+
+
+@triton.jit
+def _stage_share_after(x0, row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP: tl.constexpr,
+                       TILE: tl.constexpr, LANES: tl.constexpr):
+    """``_stage_share`` whose first tile's scores ``x0`` were loaded already (``_load_tile(row_ptr, start +
+    _tile_offsets(TILE, LANES), end, True)``): a program that must wait for its threshold issues that load first,
+    so the wait and the load overlap."""
     f = _key_floor(thr)
-    offs = tl.arange(0, TILE // LANES)[:, None] * LANES + tl.arange(0, LANES)[None, :]
+    _stage_tile(x0, start + _tile_offsets(TILE, LANES), end, f, count_ptr, slot_keys, slot_cols, CAP, True)
+    _stage_tiles(row_ptr, start + TILE, start, end, f, count_ptr, slot_keys, slot_cols, CAP, TILE, LANES)
+
+
+@triton.jit
+def _stage_tiles(row_ptr, s0, start, end, f, count_ptr, slot_keys, slot_cols, CAP: tl.constexpr, TILE: tl.constexpr,
+                 LANES: tl.constexpr):
+    """The staging loop of a share [start, end) from column ``s0`` (``start`` plus whole tiles): the whole tiles,
+    then the partial last one if it starts at or after ``s0``. ``s0`` keeps ``start``'s divisibility (no clamp to
+    ``end``), which keeps the loop's address arithmetic as lean as a loop from ``start`` (sm_90 SASS)."""
+    offs = _tile_offsets(TILE, LANES)
     # An empty share (start >= end: a row shorter than the split assumes) stages nothing; the max keeps that from
     # depending on how // rounds a negative span.
     full = start + tl.maximum(end - start, 0) // TILE * TILE
-    for s in range(start, full, TILE):
-        _stage_tile(row_ptr, s + offs, end, f, count_ptr, slot_keys, slot_cols, CAP, False)
-    if full < end:
-        _stage_tile(row_ptr, full + offs, end, f, count_ptr, slot_keys, slot_cols, CAP, True)
+    for s in range(s0, full, TILE):
+        _stage_tile(_load_tile(row_ptr, s + offs, end, False), s + offs, end, f, count_ptr, slot_keys, slot_cols,
+                    CAP, False)
+    if (full < end) & (full >= s0):
+        _stage_tile(_load_tile(row_ptr, full + offs, end, True), full + offs, end, f, count_ptr, slot_keys,
+                    slot_cols, CAP, True)
 
 
 @triton.jit

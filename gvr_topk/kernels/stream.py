@@ -19,17 +19,27 @@ split into three launches over a chunk of rows:
 
 Memory traffic on the accept path: one sample per row, one full read of the row, the survivors written and read
 back once.
+
+With ``PDL`` (``tuning.STREAM_PDL``, Hopper and later) the stage and select kernels are launched as programmatic
+dependents of the kernel before them: each program of the earlier kernel signals at its start that the next grid may
+be scheduled, and every program of the later kernel waits (``gdc_wait``: the earlier grid complete, its writes
+visible) before it touches anything that grid writes or reads. So the three launches keep stream order's meaning,
+while the next grid's launch and ramp overlap the tail of the one before it.
 """
 
 import triton
 import triton.language as tl
+from triton.language.extra.cuda import gdc_launch_dependents
+from triton.language.extra.cuda import gdc_wait
 
 from ._common import _emit_short
+from ._common import _load_tile
 from ._common import _refine_row
 from ._common import _row_length
 from ._common import _row_threshold
 from ._common import _share_bounds
-from ._common import _stage_share
+from ._common import _stage_share_after
+from ._common import _tile_offsets
 
 
 @triton.jit
@@ -37,9 +47,12 @@ def _gvr_threshold_kernel(
     logits_ptr, kv_lens_ptr, ws_thr_ptr,  # scores; int32 [batch]; uint32 [rows_chunk] out: each row's threshold
     row0, n_bound, row_stride, n_uniform, next_n, cr_shift, aim,
     CAP: tl.constexpr, SAMPLE: tl.constexpr, SAMPLE_GROUP: tl.constexpr, VARLEN: tl.constexpr,
+    PDL: tl.constexpr,
 ):
     """Guess, once per row: the staging threshold from a deterministic sample (1 = admit all for rows that fit the
     slot). Computed here once instead of in every staging program of the row."""
+    if PDL:
+        gdc_launch_dependents()  # the staging grid may be scheduled now; it waits for this grid before reading
     local = tl.program_id(0)
     row = row0 + local
     n = _row_length(row, kv_lens_ptr, n_uniform, next_n, cr_shift, n_bound, VARLEN)
@@ -56,25 +69,34 @@ def _gvr_stage_kernel(
     n_uniform, next_n, cr_shift,
     K: tl.constexpr, KB: tl.constexpr, TILE: tl.constexpr, CAP: tl.constexpr,
     SPLIT: tl.constexpr, VARLEN: tl.constexpr, HAS_VALUES: tl.constexpr, LANES: tl.constexpr,
+    PDL: tl.constexpr,
 ):
     """Verify for rows ``row0 + program_id(1)``: every program of a row stages the survivors of its share against
     the row's threshold; the row's counter ends up holding the exact survivor count. Launched with one warp per
     program (``tuning.STREAM_WARPS``): the per-tile reduction and scan then synchronise nothing across warps."""
+    if PDL:
+        gdc_launch_dependents()  # the select grid may be scheduled once every staging program has started
     part = tl.program_id(0)
     local = tl.program_id(1)
     row = row0 + local
     n = _row_length(row, kv_lens_ptr, n_uniform, next_n, cr_shift, n_bound, VARLEN)
     row_ptr = logits_ptr + row.to(tl.int64) * row_stride
+    start, end = _share_bounds(n, part, SPLIT, TILE)
+    # The share's first tile is requested before the threshold is: the scores and lengths are inputs that no kernel
+    # of this launch writes, so with PDL the load overlaps the wait for the threshold grid.
+    x0 = _load_tile(row_ptr, start + _tile_offsets(TILE, LANES), end, True)
+    if PDL:
+        gdc_wait()  # the threshold grid is complete and its thresholds visible
     if n <= K:
         if part == 0:
             _emit_short(indices_ptr + row.to(tl.int64) * out_stride, values_ptr + row.to(tl.int64) * val_stride,
                         row_ptr, n, K, KB, HAS_VALUES)
     else:
         thr = tl.load(ws_thr_ptr + local).to(tl.uint32, bitcast=True)
-        start, end = _share_bounds(n, part, SPLIT, TILE)
         slot_keys = ws_keys_ptr + local.to(tl.int64) * CAP
         slot_cols = ws_cols_ptr + local.to(tl.int64) * CAP
-        _stage_share(row_ptr, start, end, thr, ws_count_ptr + local, slot_keys, slot_cols, CAP, TILE, LANES)
+        _stage_share_after(x0, row_ptr, start, end, thr, ws_count_ptr + local, slot_keys, slot_cols, CAP, TILE,
+                           LANES)
 
 
 @triton.jit
@@ -87,12 +109,14 @@ def _gvr_select_kernel(
     K: tl.constexpr, KB: tl.constexpr, REFINE_TILE: tl.constexpr, CAP: tl.constexpr, SAMPLE: tl.constexpr,
     SAMPLE_GROUP: tl.constexpr, MIN_TILE: tl.constexpr, HINT_FREE: tl.constexpr,
     VARLEN: tl.constexpr,
-    HAS_VALUES: tl.constexpr, REFINE_LANES: tl.constexpr, TIE_RUNG: tl.constexpr,
+    HAS_VALUES: tl.constexpr, REFINE_LANES: tl.constexpr, TIE_RUNG: tl.constexpr, PDL: tl.constexpr,
 ):
     """Refine for row ``row0 + program_id(0)``: reset the row's counter to zero (the workspace restores itself),
     then select on the staged candidates; a staging that missed (fewer than K, or more than CAP) walks the retry
     ladder in this program: a 4x lower sample rank, the hint (hinted mode), the exact whole-row path, streaming
     REFINE_TILE scores per step (the staging kernel's one-warp tile would starve a whole-block program)."""
+    if PDL:
+        gdc_wait()  # the staging grid is complete: its counts and slots are final and visible
     local = tl.program_id(0)
     row = row0 + local
     n = _row_length(row, kv_lens_ptr, n_uniform, next_n, cr_shift, n_bound, VARLEN)

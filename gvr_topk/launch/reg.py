@@ -16,8 +16,9 @@ def grid(plan: Plan, rows: int) -> tuple:
     return (rows,)
 
 
-def family_kwargs(plan: Plan, rows: int) -> dict:
-    """Launch arguments of this family that do not change from call to call (ints, constexprs, num_warps)."""
+def family_kwargs(plan: Plan, rows: int, device=None) -> dict:
+    """Launch arguments of this family that do not change from call to call (ints, constexprs, num_warps); the
+    same on every device."""
     return dict(BLOCK=plan.block, num_warps=plan.num_warps)
 
 

@@ -19,8 +19,9 @@ def grid(plan: Plan, rows: int) -> tuple:
     return (plan.split, rows)
 
 
-def family_kwargs(plan: Plan, rows: int) -> dict:
-    """Launch arguments of this family that do not change from call to call (ints, constexprs, num_warps)."""
+def family_kwargs(plan: Plan, rows: int, device=None) -> dict:
+    """Launch arguments of this family that do not change from call to call (ints, constexprs, num_warps); the
+    same on every device."""
     return dict(aim=plan.aim, TILE=plan.block, CAP=plan.cap, SAMPLE=plan.sample, SAMPLE_GROUP=tuning.SAMPLE_GROUP,
                 MIN_TILE=tuning.SELECT_MIN_TILE, SPLIT=plan.split,
                 LANES=stage_lanes(plan.block, plan.num_warps), TIE_RUNG=tuning.TIE_RUNG, num_warps=plan.num_warps)

@@ -7,6 +7,7 @@ own, chunk by chunk (``tuning.STREAM_CHUNK_ROWS`` rows per chunk bound the works
 
 import inspect
 
+import torch
 import triton.language as tl
 
 from .. import tuning
@@ -67,12 +68,15 @@ class StreamLaunch:
         # A register cap on the select (0: none) trades spills for more resident programs per SM.
         cap = dict(maxnreg=kw["select_maxnreg"]) if kw["select_maxnreg"] else {}
         stage_cap = dict(maxnreg=kw["stage_maxnreg"]) if kw["stage_maxnreg"] else {}
+        # Programmatic dependent launch (kernels compiled with PDL wait for the grid before them at their start).
+        dep = dict(launch_pdl=True) if kw["PDL"] else {}
         made = []
         for row0 in range(0, rows, chunk):
             m = min(chunk, rows - row0)
             for kernel, grid_, args, opts in ((threshold, (m,), a_thr, dict(num_warps=warps[0])),
-                                              (stage, (split, m), a_stage, dict(num_warps=warps[1], **stage_cap)),
-                                              (select, (m,), a_select, dict(num_warps=warps[2], **cap))):
+                                              (stage, (split, m), a_stage,
+                                               dict(num_warps=warps[1], **stage_cap, **dep)),
+                                              (select, (m,), a_select, dict(num_warps=warps[2], **cap, **dep))):
                 compiled = kernel[grid_](row0=row0, **opts, **args)
                 made.append((kernel, compiled, grid_, {k: v for k, v in args.items() if not k.endswith("_ptr")}
                              | {"row0": row0}))
@@ -95,9 +99,31 @@ def grid(plan: Plan, rows: int) -> tuple:
     return (rows,)  # informational: StreamLaunch shapes its own three grids
 
 
-def family_kwargs(plan: Plan, rows: int) -> dict:
-    """Launch arguments of this family that do not change from call to call (ints, constexprs, warps)."""
-    return dict(aim=plan.aim, TILE=plan.block, CAP=plan.cap, SAMPLE=plan.sample, SAMPLE_GROUP=tuning.SAMPLE_GROUP,
+def pdl_supported(device) -> bool:
+    """Whether the stage and select kernels are launched as programmatic dependents on ``device``
+    (``tuning.STREAM_PDL`` on, a CUDA device of compute capability 9.0 or later, compiled kernels rather than
+    Triton's interpreter)."""
+    if not tuning.STREAM_PDL or device is None or torch.device(device).type != "cuda":
+        return False
+    from ..api import kernels_interpreted
+
+    if kernels_interpreted():
+        return False
+    index = torch.device(device).index
+    key = torch.cuda.current_device() if index is None else index
+    ok = _PDL_BY_DEVICE.get(key)
+    if ok is None:
+        ok = _PDL_BY_DEVICE[key] = torch.cuda.get_device_capability(key)[0] >= 9
+    return ok
+
+
+_PDL_BY_DEVICE: dict = {}
+
+
+def family_kwargs(plan: Plan, rows: int, device=None) -> dict:
+    """Launch arguments of this family that do not change from call to call (ints, constexprs, warps) on ``device``
+    (a ``torch.device``; None: no programmatic dependent launch)."""
+    return dict(PDL=pdl_supported(device), aim=plan.aim, TILE=plan.block, CAP=plan.cap, SAMPLE=plan.sample, SAMPLE_GROUP=tuning.SAMPLE_GROUP,
                 MIN_TILE=tuning.SELECT_MIN_TILE, SPLIT=plan.split,
                 num_rows=rows, chunk_rows=tuning.STREAM_CHUNK_ROWS,
                 stage_warps=plan.num_warps, threshold_warps=tuning.THRESHOLD_WARPS, select_warps=plan.select_warps,

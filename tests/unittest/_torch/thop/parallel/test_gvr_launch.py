@@ -7,8 +7,6 @@ import inspect
 
 import pytest
 import torch
-import triton
-import triton.language as tl
 
 from gvr_topk import dispatch
 from gvr_topk import tuning
@@ -34,12 +32,12 @@ class _StandIn:
         return lambda **kwargs: self.calls.append((self.name, grid, kwargs))
 
 
-def _launch(rows, n, k):
+def _launch(rows, n, k, pdl=False):
     calls = []
     launch = stream_launch.StreamLaunch(*(_StandIn(kern, calls) for kern in (
         kernels._gvr_threshold_kernel, kernels._gvr_stage_kernel, kernels._gvr_select_kernel)))
     plan = dispatch.plan_for("stream", rows, n, n, k)
-    launch.run(**stream_launch.family_kwargs(plan, rows))
+    launch.run(**(stream_launch.family_kwargs(plan, rows) | dict(PDL=pdl)))
     return plan, calls
 
 
@@ -76,5 +74,35 @@ def test_only_kernel_arguments_reach_each_kernel():
     _, calls = _launch(512, 65536, 512)
     for name, _, kwargs in calls:
         real = getattr(kernels, name)
-        allowed = set(inspect.signature(real.fn).parameters) | {"num_warps", "maxnreg"}
+        allowed = set(inspect.signature(real.fn).parameters) | {"num_warps", "maxnreg", "launch_pdl"}
         assert set(kwargs) <= allowed, (name, set(kwargs) - allowed)
+
+
+@pytest.mark.parametrize("pdl", [False, True])
+def test_programmatic_dependent_launch(pdl):
+    """With PDL, the stage and select kernels (which wait for the grid before them at their start) are launched as
+    programmatic dependents; the threshold kernel, the first of a chunk, is ordered after whatever came before it
+    (the previous chunk's select included) as any launch is. Every kernel sees the same PDL constexpr."""
+    _, calls = _launch(600, 131075, 2048, pdl=pdl)
+    assert len(calls) == 6  # two chunks
+    for name, _, kwargs in calls:
+        assert kwargs["PDL"] is pdl
+        if name == "_gvr_threshold_kernel" or not pdl:
+            assert "launch_pdl" not in kwargs
+        else:
+            assert kwargs["launch_pdl"] is True
+
+
+def test_pdl_only_where_kernels_are_compiled_for_hopper(monkeypatch):
+    """No programmatic dependent launch without a device, on the CPU, under the interpreter, or when tuning turns it
+    off; the launch arguments name it either way (a constexpr of all three kernels)."""
+    plan = dispatch.plan_for("stream", 64, 131075, 131075, 2048)
+    assert stream_launch.family_kwargs(plan, 64)["PDL"] is False
+    assert stream_launch.family_kwargs(plan, 64, torch.device("cpu"))["PDL"] is False
+    monkeypatch.setattr(tuning, "STREAM_PDL", False)
+    assert stream_launch.pdl_supported(torch.device("cuda", 0)) is False
+    monkeypatch.setattr(tuning, "STREAM_PDL", True)
+    import gvr_topk.api
+
+    monkeypatch.setattr(gvr_topk.api, "kernels_interpreted", lambda: True)
+    assert stream_launch.pdl_supported(torch.device("cuda", 0)) is False

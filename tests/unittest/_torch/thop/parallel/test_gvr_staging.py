@@ -18,8 +18,11 @@ import triton
 import triton.language as tl
 
 from gvr_topk import reference
+from gvr_topk.kernels._common import _load_tile
 from gvr_topk.kernels._common import _share_bounds
 from gvr_topk.kernels._common import _stage_share
+from gvr_topk.kernels._common import _stage_share_after
+from gvr_topk.kernels._common import _tile_offsets
 
 pytestmark = pytest.mark.gvr_topk
 
@@ -29,11 +32,16 @@ CAP = 4096
 
 @triton.jit
 def _stage_row_kernel(row_ptr, thr_ptr, count_ptr, keys_ptr, cols_ptr, n, CAP: tl.constexpr, TILE: tl.constexpr,
-                      SPLIT: tl.constexpr, LANES: tl.constexpr):
+                      SPLIT: tl.constexpr, LANES: tl.constexpr, PRELOAD: tl.constexpr):
     part = tl.program_id(0)
-    thr = tl.load(thr_ptr).to(tl.uint32, bitcast=True)
     start, end = _share_bounds(n, part, SPLIT, TILE)
-    _stage_share(row_ptr, start, end, thr, count_ptr, keys_ptr, cols_ptr, CAP, TILE, LANES)
+    if PRELOAD:  # the streaming family's stage kernel: the first tile is loaded before the threshold
+        x0 = _load_tile(row_ptr, start + _tile_offsets(TILE, LANES), end, True)
+        thr = tl.load(thr_ptr).to(tl.uint32, bitcast=True)
+        _stage_share_after(x0, row_ptr, start, end, thr, count_ptr, keys_ptr, cols_ptr, CAP, TILE, LANES)
+    else:
+        thr = tl.load(thr_ptr).to(tl.uint32, bitcast=True)
+        _stage_share(row_ptr, start, end, thr, count_ptr, keys_ptr, cols_ptr, CAP, TILE, LANES)
 
 
 def _bits(values) -> torch.Tensor:
@@ -68,8 +76,11 @@ THRESHOLDS = [1, 0x00400000, 0x007FFFFF, 0x7FFFFFFF, 0x80000000, 0x80000001, 0x3
 
 @pytest.mark.parametrize("thr", THRESHOLDS, ids=[f"{t:#010x}" for t in THRESHOLDS])
 @pytest.mark.parametrize("tile,lanes,split", [(1024, 32, 3), (512, 64, 1), (1024, 32, 4)])
-def test_staging_admits_an_upward_closed_superset(thr, tile, lanes, split):
-    n = 5000  # three programs: whole tiles and a partial last tile
+@pytest.mark.parametrize("preload", [False, True], ids=["loop", "first_tile_preloaded"])
+def test_staging_admits_an_upward_closed_superset(thr, tile, lanes, split, preload):
+    # n = 5000: shares of exactly two tiles, a share shorter than a tile, an empty share (split 4), and one share
+    # of nine whole tiles and a partial one (split 1).
+    n = 5000
     x = _special_row(n, seed=thr % 97)
     keys = reference.order_keys(x[None])[0].to(torch.int64)
     f = _key_floor_host(thr)
@@ -86,7 +97,7 @@ def test_staging_admits_an_upward_closed_superset(thr, tile, lanes, split):
     thr_t = torch.tensor([thr], dtype=torch.int64).to(torch.int32).to(DEV)
     xd = x.to(DEV)
     _stage_row_kernel[(split,)](xd, thr_t, count, slot_keys, slot_cols, n, CAP=CAP, TILE=tile, SPLIT=split,
-                                LANES=lanes, num_warps=max(1, lanes // 32))
+                                LANES=lanes, PRELOAD=preload, num_warps=max(1, lanes // 32))
     want = int(admitted.sum())
     assert int(count.item()) == want  # the exact size of the admitted set, even past CAP
     held = min(want, CAP)
