@@ -157,7 +157,9 @@ SPLIT_TARGET_PROGRAMS = DEFAULT_NUM_SMS
 #: Bounds on programs per row, and the fewest scores each program should stream. SPLIT_MIN_CHUNK 2048 (was 4096):
 #: one tile per program where the SMs allow it; measured with ``q132/k2048`` (entry 12) 1 x 131075 K=2048 33.7 ->
 #: 32.2 us, 8 x 16387 K=2048 27.9 -> 25.8 us, the other split cells within 0.4 us.
-SPLIT_MIN, SPLIT_MAX = 2, 64
+#: SPLIT_MAX 128 (was 64): a row of 131075 columns is 65 tiles, so 64 programs streamed two tiles each in 33 of them
+#: while 31 had nothing to stream; 65 programs stream one each. To be measured (NOTES entry 17).
+SPLIT_MIN, SPLIT_MAX = 2, 128
 SPLIT_MIN_CHUNK = 2048
 SPLIT_TILE = 2048
 #: Warps per split program, every row length. Was 16 for rows past 65536 columns (measured better at 33 programs of

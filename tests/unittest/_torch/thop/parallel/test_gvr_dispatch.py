@@ -20,7 +20,8 @@ def test_golden_families(b, n, k, family):
 def test_golden_plan_fields():
     assert route(1, 4111, 4111, 2048) == dispatch.Plan("reg", block=8192, num_warps=16)
     p = route(1, 131075, 131075, 2048)
-    assert (p.family, p.cap, p.aim, p.sample, p.split) == ("split", 8192, 3072, 2048, 64)
+    # 65 tiles of 2048 scores: one program per tile (at most one per SM).
+    assert (p.family, p.cap, p.aim, p.sample, p.split) == ("split", 8192, 3072, 2048, 65)
     assert route(8, 131075, 131075, 2048).split == 16 and route(32, 131075, 131075, 512).split == 4
     assert route(8, 16387, 16387, 2048).split == 9  # one program per 2048-score tile
     p = route(512, 16387, 16387, 512)
