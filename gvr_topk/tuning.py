@@ -19,7 +19,8 @@ PROVENANCE = {
               "probe_sample.py (entry 13); the staging kernel's register cap and short-row tile: "
               "benchmarks/probe_stage.py and probe_sample.py (entry 14); the tie rung: probe_sample.py --data "
               "(entry 15); the sample and select histogram shapes: benchmarks/probe_ab.py over exported revisions and "
-              "benchmarks/sim_survivors.py --levels (entry 16)",
+              "benchmarks/sim_survivors.py --levels (entry 16); the streaming family's programmatic dependent launch and the split "
+              "family's cap of 128 programs per row: probe_ab.py over exported revisions (entry 17)",
     "gpu": "NVIDIA H200 (132 SMs, 60 MB L2), driver 580.159.04, torch 2.11, Triton 3.6",
     "date": "2026-12-01",
     "command": "python benchmarks/probe_stream2.py --quick; python benchmarks/probe_primitives.py; "
@@ -136,7 +137,10 @@ STREAM_CHUNK_ROWS = 512
 
 #: Programmatic dependent launch of the stage and select kernels (Hopper and later, compiled kernels only): each is
 #: scheduled while the kernel before it drains and waits for it at its start (``kernels/stream.py``), so a chunk's
-#: three launches keep stream order without a full launch gap between them. To be measured (NOTES entry 17).
+#: three launches keep stream order without a full launch gap between them. Measured on the H200 (probe_ab.py, NOTES
+#: entry 17; arms with and without it in one process): 512 x 16387 K=2048 87.7 -> 85.6 us, 64 x 131075 K=2048 52.7 ->
+#: 51.7, K=512 43.6 -> 42.9, 512 x 131075 level: small (the gaps it hides were ~1-2 us), kept because it is never
+#: slower there and lets an engine's next kernel overlap in the same way.
 STREAM_PDL = True
 
 # --- split family ---------------------------------------------------------------------------------
@@ -158,7 +162,9 @@ SPLIT_TARGET_PROGRAMS = DEFAULT_NUM_SMS
 #: one tile per program where the SMs allow it; measured with ``q132/k2048`` (entry 12) 1 x 131075 K=2048 33.7 ->
 #: 32.2 us, 8 x 16387 K=2048 27.9 -> 25.8 us, the other split cells within 0.4 us.
 #: SPLIT_MAX 128 (was 64): a row of 131075 columns is 65 tiles, so 64 programs streamed two tiles each in 33 of them
-#: while 31 had nothing to stream; 65 programs stream one each. To be measured (NOTES entry 17).
+#: while 31 had nothing to stream; 65 programs stream one each. Measured on the H200 (probe_ab.py, NOTES entry 17):
+#: 1 x 131075 K=512 20.3 -> 19.7 us, K=2048 29.8 -> 29.3 (inside the 1-row cells' +-4% noise; the other cells do
+#: not change plan).
 SPLIT_MIN, SPLIT_MAX = 2, 128
 SPLIT_MIN_CHUNK = 2048
 SPLIT_TILE = 2048
