@@ -27,6 +27,22 @@ import triton.language as tl
 
 from .. import tuning
 
+try:  # grid dependency control, for programmatic dependent launch (Triton >= 3.3)
+    from triton.language.extra.cuda import gdc_launch_dependents as _gdc_launch_dependents
+    from triton.language.extra.cuda import gdc_wait as _gdc_wait
+
+    HAS_GDC = True
+except ImportError:  # an older Triton: the launchers never turn PDL on (``launch.stream.pdl_supported``)
+    HAS_GDC = False
+
+    @triton.jit
+    def _gdc_launch_dependents():
+        pass
+
+    @triton.jit
+    def _gdc_wait():
+        pass
+
 #: float32 lowest finite value, written to pad slots of ``values``.
 PAD_VALUE = tl.constexpr(-3.4028234663852886e38)
 #: Largest crossing bin refined on a compacted small tile (``_select_staged``); see ``tuning.CROSS_CAP``.

@@ -22,17 +22,17 @@ back once.
 
 With ``PDL`` (``tuning.STREAM_PDL``, Hopper and later) the stage and select kernels are launched as programmatic
 dependents of the kernel before them: each program of the earlier kernel signals at its start that the next grid may
-be scheduled, and every program of the later kernel waits (``gdc_wait``: the earlier grid complete, its writes
+be scheduled, and every program of the later kernel waits (``_gdc_wait``: the earlier grid complete, its writes
 visible) before it touches anything that grid writes or reads. So the three launches keep stream order's meaning,
 while the next grid's launch and ramp overlap the tail of the one before it.
 """
 
 import triton
 import triton.language as tl
-from triton.language.extra.cuda import gdc_launch_dependents
-from triton.language.extra.cuda import gdc_wait
 
 from ._common import _emit_short
+from ._common import _gdc_launch_dependents
+from ._common import _gdc_wait
 from ._common import _load_tile
 from ._common import _refine_row
 from ._common import _row_length
@@ -52,7 +52,7 @@ def _gvr_threshold_kernel(
     """Guess, once per row: the staging threshold from a deterministic sample (1 = admit all for rows that fit the
     slot). Computed here once instead of in every staging program of the row."""
     if PDL:
-        gdc_launch_dependents()  # the staging grid may be scheduled now; it waits for this grid before reading
+        _gdc_launch_dependents()  # the staging grid may be scheduled now; it waits for this grid before reading
     local = tl.program_id(0)
     row = row0 + local
     n = _row_length(row, kv_lens_ptr, n_uniform, next_n, cr_shift, n_bound, VARLEN)
@@ -75,7 +75,7 @@ def _gvr_stage_kernel(
     the row's threshold; the row's counter ends up holding the exact survivor count. Launched with one warp per
     program (``tuning.STREAM_WARPS``): the per-tile reduction and scan then synchronise nothing across warps."""
     if PDL:
-        gdc_launch_dependents()  # the select grid may be scheduled once every staging program has started
+        _gdc_launch_dependents()  # the select grid may be scheduled once every staging program has started
     part = tl.program_id(0)
     local = tl.program_id(1)
     row = row0 + local
@@ -86,7 +86,7 @@ def _gvr_stage_kernel(
     # of this launch writes, so with PDL the load overlaps the wait for the threshold grid.
     x0 = _load_tile(row_ptr, start + _tile_offsets(TILE, LANES), end, True)
     if PDL:
-        gdc_wait()  # the threshold grid is complete and its thresholds visible
+        _gdc_wait()  # the threshold grid is complete and its thresholds visible
     if n <= K:
         if part == 0:
             _emit_short(indices_ptr + row.to(tl.int64) * out_stride, values_ptr + row.to(tl.int64) * val_stride,
@@ -116,7 +116,7 @@ def _gvr_select_kernel(
     ladder in this program: a 4x lower sample rank, the hint (hinted mode), the exact whole-row path, streaming
     REFINE_TILE scores per step (the staging kernel's one-warp tile would starve a whole-block program)."""
     if PDL:
-        gdc_wait()  # the staging grid is complete: its counts and slots are final and visible
+        _gdc_wait()  # the staging grid is complete: its counts and slots are final and visible
     local = tl.program_id(0)
     row = row0 + local
     n = _row_length(row, kv_lens_ptr, n_uniform, next_n, cr_shift, n_bound, VARLEN)

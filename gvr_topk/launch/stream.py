@@ -13,6 +13,7 @@ import triton.language as tl
 from .. import tuning
 from .. import workspace as ws
 from ..dispatch import Plan
+from ..kernels import _common
 from ..kernels import stream as _kernels
 from . import direct
 from .common import stage_lanes
@@ -101,9 +102,9 @@ def grid(plan: Plan, rows: int) -> tuple:
 
 def pdl_supported(device) -> bool:
     """Whether the stage and select kernels are launched as programmatic dependents on ``device``
-    (``tuning.STREAM_PDL`` on, a CUDA device of compute capability 9.0 or later, compiled kernels rather than
-    Triton's interpreter)."""
-    if not tuning.STREAM_PDL or device is None or torch.device(device).type != "cuda":
+    (``tuning.STREAM_PDL`` on, a Triton with grid dependency control, a CUDA device of compute capability 9.0 or
+    later, compiled kernels rather than Triton's interpreter)."""
+    if not (tuning.STREAM_PDL and _common.HAS_GDC) or device is None or torch.device(device).type != "cuda":
         return False
     from ..api import kernels_interpreted
 

@@ -10,6 +10,7 @@ import torch
 
 from gvr_topk import dispatch
 from gvr_topk import tuning
+from gvr_topk.kernels import _common
 from gvr_topk.kernels import stream as kernels
 from gvr_topk.launch import stream as stream_launch
 
@@ -94,15 +95,51 @@ def test_programmatic_dependent_launch(pdl):
 
 
 def test_pdl_only_where_kernels_are_compiled_for_hopper(monkeypatch):
-    """No programmatic dependent launch without a device, on the CPU, under the interpreter, or when tuning turns it
-    off; the launch arguments name it either way (a constexpr of all three kernels)."""
+    """No programmatic dependent launch without a device, on the CPU, under the interpreter, with a Triton that lacks
+    grid dependency control, or when tuning turns it off; the launch arguments name it either way (a constexpr of
+    all three kernels)."""
     plan = dispatch.plan_for("stream", 64, 131075, 131075, 2048)
     assert stream_launch.family_kwargs(plan, 64)["PDL"] is False
     assert stream_launch.family_kwargs(plan, 64, torch.device("cpu"))["PDL"] is False
     monkeypatch.setattr(tuning, "STREAM_PDL", False)
     assert stream_launch.pdl_supported(torch.device("cuda", 0)) is False
     monkeypatch.setattr(tuning, "STREAM_PDL", True)
+    monkeypatch.setattr(_common, "HAS_GDC", False)  # a Triton without grid dependency control
+    assert stream_launch.pdl_supported(torch.device("cuda", 0)) is False
+    monkeypatch.setattr(_common, "HAS_GDC", True)
     import gvr_topk.api
 
     monkeypatch.setattr(gvr_topk.api, "kernels_interpreted", lambda: True)
     assert stream_launch.pdl_supported(torch.device("cuda", 0)) is False
+
+
+_NO_GDC = """
+import sys, types
+import triton, triton.language
+sys.modules["triton.language.extra.cuda"] = types.ModuleType("triton.language.extra.cuda")  # no gdc_* functions
+import torch, gvr_topk, gvr_topk.testing
+from gvr_topk.kernels import _common
+from gvr_topk.launch import stream
+assert not _common.HAS_GDC and not stream.pdl_supported(torch.device("cuda", 0))
+dev = "cuda" if torch.cuda.is_available() else "cpu"
+assert dev == "cuda" or gvr_topk.kernels_interpreted()  # the kernels run, not the CPU reference
+x = torch.randn(3, 20000, device=dev)
+idx = torch.empty(3, 512, dtype=torch.int32, device=dev)
+kv = torch.full((3,), 20000, dtype=torch.int32, device=dev)
+gvr_topk.run_varlen(x, None, kv, idx, family="stream", max_seq_len=20000)
+assert gvr_topk.testing.check_exact(x, idx, kv_lens=kv) == []
+print("NO-GDC OK")
+"""
+
+
+def test_streaming_family_runs_on_a_triton_without_grid_dependency_control():
+    """A Triton without ``gdc_wait`` / ``gdc_launch_dependents`` (older than 3.3, which ``triton>=3.2`` allows):
+    the package imports, PDL stays off, and the streaming family is exact (no-op stand-ins keep its kernels
+    parseable)."""
+    import os
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _NO_GDC], capture_output=True, text=True, timeout=600,
+                         env=dict(os.environ))
+    assert "NO-GDC OK" in out.stdout, out.stdout + out.stderr
