@@ -19,8 +19,9 @@ PROVENANCE = {
               "probe_sample.py (entry 13); the staging kernel's register cap and short-row tile: "
               "benchmarks/probe_stage.py and probe_sample.py (entry 14); the tie rung: probe_sample.py --data "
               "(entry 15); the sample and select histogram shapes: benchmarks/probe_ab.py over exported revisions and "
-              "benchmarks/sim_survivors.py --levels (entry 16); the streaming family's programmatic dependent launch and the split "
-              "family's cap of 128 programs per row: probe_ab.py over exported revisions (entry 17)",
+              "benchmarks/sim_survivors.py --levels (entry 16); the streaming family's programmatic dependent "
+              "launch and the split family's cap of 128 programs per row: probe_ab.py over exported revisions "
+              "(entry 17)",
     "gpu": "NVIDIA H200 (132 SMs, 60 MB L2), driver 580.159.04, torch 2.11, Triton 3.6",
     "date": "2026-12-01",
     "command": "python benchmarks/probe_stream2.py --quick; python benchmarks/probe_primitives.py; "
@@ -139,8 +140,8 @@ STREAM_CHUNK_ROWS = 512
 #: scheduled while the kernel before it drains and waits for it at its start (``kernels/stream.py``), so a chunk's
 #: three launches keep stream order without a full launch gap between them. Measured on the H200 (probe_ab.py, NOTES
 #: entry 17; arms with and without it in one process): 512 x 16387 K=2048 87.7 -> 85.6 us, 64 x 131075 K=2048 52.7 ->
-#: 51.7, K=512 43.6 -> 42.9, 512 x 131075 level: small (the gaps it hides were ~1-2 us), kept because it is never
-#: slower there and lets an engine's next kernel overlap in the same way.
+#: 51.7, K=512 43.6 -> 42.9, 512 x 131075 level: small (the gaps it hides are ~1-2 us), kept as faster or level in
+#: every cell it changes.
 STREAM_PDL = True
 
 # --- split family ---------------------------------------------------------------------------------

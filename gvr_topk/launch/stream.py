@@ -124,8 +124,8 @@ _PDL_BY_DEVICE: dict = {}
 def family_kwargs(plan: Plan, rows: int, device=None) -> dict:
     """Launch arguments of this family that do not change from call to call (ints, constexprs, warps) on ``device``
     (a ``torch.device``; None: no programmatic dependent launch)."""
-    return dict(PDL=pdl_supported(device), aim=plan.aim, TILE=plan.block, CAP=plan.cap, SAMPLE=plan.sample, SAMPLE_GROUP=tuning.SAMPLE_GROUP,
-                MIN_TILE=tuning.SELECT_MIN_TILE, SPLIT=plan.split,
+    return dict(aim=plan.aim, TILE=plan.block, CAP=plan.cap, SAMPLE=plan.sample, SAMPLE_GROUP=tuning.SAMPLE_GROUP,
+                MIN_TILE=tuning.SELECT_MIN_TILE, SPLIT=plan.split, PDL=pdl_supported(device),
                 num_rows=rows, chunk_rows=tuning.STREAM_CHUNK_ROWS,
                 stage_warps=plan.num_warps, threshold_warps=tuning.THRESHOLD_WARPS, select_warps=plan.select_warps,
                 select_maxnreg=plan.select_maxnreg, stage_maxnreg=tuning.STREAM_STAGE_MAXNREG,
