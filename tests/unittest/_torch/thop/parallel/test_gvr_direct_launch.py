@@ -225,3 +225,33 @@ def test_hot_path_goes_direct_and_stays_exact(rows, n, k, caller_ws):
     gvr_topk.run_varlen(x2, None, kv, idx2, max_seq_len=n, workspace=wsb)
     torch.cuda.synchronize()
     assert not check_exact(x2, idx2, kv_lens=kv)
+
+
+@gpu_only
+def test_streaming_family_launches_stage_and_select_as_programmatic_dependents():
+    """On Hopper and later (with a Triton that has grid dependency control) the streaming family's stage and select
+    launches carry programmatic dependent launch and its threshold launch does not; elsewhere none does. The output
+    is exact either way, through the regular and the direct path."""
+    from gvr_topk import tuning
+    from gvr_topk.kernels import _common
+
+    api.clear_launch_cache()
+    rows, n, k = 96, 16387, 512
+    g = torch.Generator(device=DEV).manual_seed(17)
+    kv = torch.full((rows,), n, dtype=torch.int32, device=DEV)
+    idx = torch.empty(rows, k, dtype=torch.int32, device=DEV)
+    for step in range(3):
+        x = torch.randn(rows, n, device=DEV, generator=g)
+        idx.fill_(-7)
+        gvr_topk.run_varlen(x, None, kv, idx, max_seq_len=n)
+        torch.cuda.synchronize()
+        assert not check_exact(x, idx, kv_lens=kv), step
+    (prep,) = api._PREPARED.values()
+    assert prep.entry.plan.family == "stream"
+    want = tuning.STREAM_PDL and _common.HAS_GDC and torch.cuda.get_device_capability()[0] >= 9
+    assert prep.entry.scalars["PDL"] is want
+    if prep.entry.direct is not None:
+        # Triton 3.6-3.9 keep the compiled option on the launcher object.
+        flags = [getattr(part.launcher, "launch_pdl", None) for part in prep.entry.direct.parts]
+        if None not in flags:
+            assert [bool(f) for f in flags] == [False, want, want]
