@@ -110,15 +110,8 @@ def pdl_supported(device) -> bool:
 
     if kernels_interpreted():
         return False
-    index = torch.device(device).index
-    key = torch.cuda.current_device() if index is None else index
-    ok = _PDL_BY_DEVICE.get(key)
-    if ok is None:
-        ok = _PDL_BY_DEVICE[key] = torch.cuda.get_device_capability(key)[0] >= 9
-    return ok
-
-
-_PDL_BY_DEVICE: dict = {}
+    # Once per prepared launch (its entry), never per call.
+    return torch.cuda.get_device_capability(torch.device(device))[0] >= 9
 
 
 def family_kwargs(plan: Plan, rows: int, device=None) -> dict:

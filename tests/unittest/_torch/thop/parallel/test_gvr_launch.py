@@ -84,7 +84,7 @@ def test_programmatic_dependent_launch(pdl):
     """With PDL, the stage and select kernels (which wait for the grid before them at their start) are launched as
     programmatic dependents; the threshold kernel, the first of a chunk, is ordered after whatever came before it
     (the previous chunk's select included) as any launch is. Every kernel sees the same PDL constexpr."""
-    _, calls = _launch(600, 131075, 2048, pdl=pdl)
+    _, calls = _launch(tuning.STREAM_CHUNK_ROWS + 88, 131075, 2048, pdl=pdl)
     assert len(calls) == 6  # two chunks
     for name, _, kwargs in calls:
         assert kwargs["PDL"] is pdl
