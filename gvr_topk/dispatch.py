@@ -37,6 +37,9 @@ class Plan:
         ``stream``: warps of the per-row select kernel (0 for the other families).
     select_maxnreg : int
         ``stream``: register cap per thread of the select kernel, 0 for none.
+    coop : bool
+        ``split``: the programs of a row share the selection (the cooperative form, ``kernels/split.py``) where the
+        launch can keep them all resident (``launch.split.coop_mode``); False for the other families.
     """
 
     family: str
@@ -48,6 +51,7 @@ class Plan:
     split: int = 1
     select_warps: int = 0
     select_maxnreg: int = 0
+    coop: bool = False
 
 
 def _pow2_ceil(x: int) -> int:
@@ -94,6 +98,13 @@ def _split_factor(b: int, n: int, num_sms: int) -> int:
     target = tuning.SPLIT_TARGET_PROGRAMS * num_sms // tuning.DEFAULT_NUM_SMS
     r = min(target // b, -(-n // tuning.SPLIT_MIN_CHUNK), tuning.SPLIT_MAX)
     return max(r, tuning.SPLIT_MIN)
+
+
+def _split_coop(b: int, split: int, aim: int, num_sms: int) -> bool:
+    # Where the row's lone finisher would select on the half-capacity tile (aim past SELECT_MIN_TILE) and the row has
+    # enough programs to share it; every program must fit the GPU at once (one per SM, as the split rule plans).
+    return (tuning.SPLIT_COOP != "off" and aim > tuning.SELECT_MIN_TILE and split >= tuning.SPLIT_COOP_MIN_SPLIT
+            and b * split <= num_sms)
 
 
 def row_slots() -> int:
@@ -152,8 +163,9 @@ def plan_for(family: str, b: int, n: int, npad: int, k: int, *, num_sms: Optiona
             raise ValueError(f"family='split' serves at most {row_slots()} rows per launch (its workspace holds one "
                              f"slot per row), got {b} rows")
         cap, aim, sample = _stream_params(n, k)
+        split = _split_factor(b, n, num_sms)
         return Plan("split", block=tuning.SPLIT_TILE, num_warps=tuning.SPLIT_WARPS, cap=cap, aim=aim,
-                    sample=sample, split=_split_factor(b, n, num_sms))
+                    sample=sample, split=split, coop=_split_coop(b, split, aim, num_sms))
     raise ValueError(f"family must be one of {FAMILIES} or None, got {family!r}")
 
 

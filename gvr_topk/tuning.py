@@ -174,6 +174,18 @@ SPLIT_TILE = 2048
 #: (arm ``l8``, entry 12): 1 x 131075 K=512 30.1 -> 26.0 us, K=2048 34.4 -> 33.3, 8 x 131075 39.8 -> 33.4 and
 #: 43.4 -> 40.1, 32 x 131075 K=2048 80.8 -> 67.6.
 SPLIT_WARPS = 8
+#: The split family's cooperative form (``kernels/split.py``): "fused" (one cooperative launch whose programs meet
+#: at spin barriers and share the selection; Triton's interpreter runs it as three launches), "phased" (three
+#: launches on the GPU too), "off" (the last program of a row selects alone). ``dispatch`` uses it for rows whose
+#: sample aims past SELECT_MIN_TILE survivors (the lone finisher would select on the half-capacity tile) with at
+#: least SPLIT_COOP_MIN_SPLIT programs, every program of the grid resident at once. Measured on the H200
+#: (probe_ab.py, NOTES entry 18, hint-free, us, plain -> fused with this rule): 1 x 16387 K=2048 24.7 -> 19.5,
+#: 1 x 131075 K=2048 28.6 -> 21.0, 8 x 16387 K=2048 25.7 -> 21.6, 8 x 131075 K=2048 33.5 -> 32.3. Without the rule
+#: it lost: 1 x 16387 K=512 18.4 -> 19.7, 1 x 131075 K=512 19.6 -> 21.2, 8 x 131075 K=512 26.2 -> 31.3, 64 x 16387
+#: K=2048 (2 programs per row) 31.6 -> 36.8; 1 x 65536 K=1024 level (19.9 -> 19.5). Three launches ("phased")
+#: lost to one in 7 of 8 cells.
+SPLIT_COOP = "fused"
+SPLIT_COOP_MIN_SPLIT = 8
 #: Smallest tile (lanes) the staged-candidate select runs on: candidates that fit MIN_TILE lanes (and K <= MIN_TILE)
 #: are selected on it; a value >= CAP/2 leaves the two tiles CAP/2 and CAP. 2048 adds a third tile for rows with
 #: at most 2048 candidates (K=512 rows aim at 1536). Measured on the H200 (NOTES entry 10): 1 x 16387 K=512 31.9 ->

@@ -2,13 +2,16 @@
 
 Layout (bytes, int32 words)::
 
-    [ counters: ROW_WORDS x 2 words ][ staged keys: slots x CAP ][ staged columns: slots x CAP ]
+    [ counters: ROW_WORDS x 2 words ][ cooperative scratch: COOP_ROWS x coop_words() ]
+    [ staged keys: slots x CAP ][ staged columns: slots x CAP ]
 
 ROW_WORDS = ``dispatch.row_slots()`` (max of SPLIT_MAX_ROWS, SPLIT_MAX_ROWS_SHORT, STREAM_CHUNK_ROWS). The first
 counter word of a row slot is its survivor count, the second the split family's arrival count or the streaming
-family's threshold. Counts and arrivals are zero at rest: the program that finishes a row resets them, so a
-workspace is zeroed once at allocation and never again (CUDA-graph replays need no memset). Thresholds and the
-candidate area need no initialisation. Only the streaming families use a workspace; ``reg`` needs none.
+family's threshold. The cooperative scratch serves the split family's cooperative form (``kernels/split.py`` lists
+its words), one block per row up to COOP_ROWS = ``coop_rows()``. Counts, arrivals and the scratch's counters and
+histogram are zero at rest: the program that finishes a row resets them, so a workspace is zeroed once at
+allocation and never again (CUDA-graph replays need no memset). Thresholds, the scratch's compacted candidates and
+the candidate area need no initialisation. Only the streaming families use a workspace; ``reg`` needs none.
 """
 
 from typing import Dict
@@ -22,6 +25,22 @@ from .dispatch import capacity
 from .dispatch import row_slots
 
 _ALIGN = 256
+
+
+def coop_words() -> int:
+    """int32 words of one row's cooperative scratch: 8 counters, the select histogram (2**SELECT_BIN_BITS bins),
+    the compacted crossing bin's keys and columns (CROSS_CAP each)."""
+    return 8 + (1 << tuning.SELECT_BIN_BITS) + 2 * tuning.CROSS_CAP
+
+
+def coop_rows() -> int:
+    """Most rows the split family's cooperative form serves in one launch (the rows ``route`` sends to ``split``)."""
+    return max(tuning.SPLIT_MAX_ROWS, tuning.SPLIT_MAX_ROWS_SHORT)
+
+
+def head_bytes() -> int:
+    """Bytes at the start of a workspace that must be zero at rest (counters and cooperative scratch)."""
+    return 8 * row_slots() + 4 * coop_rows() * coop_words()
 
 
 def _slots(plan_family: str, num_rows: int) -> int:
@@ -53,7 +72,7 @@ def workspace_bytes(num_rows: int, k: int) -> int:
     cap = capacity(k)
     split_rows = max(tuning.SPLIT_MAX_ROWS, tuning.SPLIT_MAX_ROWS_SHORT)  # the most rows route sends to ``split``
     slots = max(_slots("stream", num_rows), _slots("split", num_rows) if num_rows <= split_rows else 0)
-    total = 8 * row_slots() + 8 * slots * cap
+    total = head_bytes() + 8 * slots * cap
     return -(-total // _ALIGN) * _ALIGN
 
 
@@ -64,11 +83,17 @@ def views(workspace: torch.Tensor, plan: Plan, num_rows: int):
     ROW_WORDS words are the survivor counts and the next ROW_WORDS the thresholds (see :func:`stream_views`)."""
     words = workspace.view(torch.int32)
     slots = _slots(plan.family, num_rows)
-    head = 2 * row_slots()
-    counters = words[:head]
+    head = head_bytes() // 4
+    counters = words[:2 * row_slots()]
     keys = words[head:head + slots * plan.cap]
     cols = words[head + slots * plan.cap:head + 2 * slots * plan.cap]
     return counters, keys, cols
+
+
+def coop_view(workspace: torch.Tensor) -> torch.Tensor:
+    """int32 view of the cooperative scratch (``coop_rows()`` x ``coop_words()`` words) of a byte workspace."""
+    words = workspace.view(torch.int32)
+    return words[2 * row_slots():head_bytes() // 4]
 
 
 def stream_views(workspace: torch.Tensor, plan: Plan, num_rows: int):
@@ -93,7 +118,7 @@ def default_workspace(device: torch.device, nbytes: int) -> torch.Tensor:
     keep it out of the graph.
     """
     stream = torch.cuda.current_stream(device).cuda_stream if device.type == "cuda" else 0
-    head = 8 * row_slots()
+    head = head_bytes()
     key = (device, stream, head)  # a re-tuned counter area gets a workspace of its own, zeroed for its layout
     ws = _DEFAULT.get(key)
     if ws is None or ws.numel() < nbytes:

@@ -503,6 +503,35 @@ def _stage_tiles(row_ptr, s0, start, end, f, count_ptr, slot_keys, slot_cols, CA
 
 
 @triton.jit
+def _admitted_span(x, keep, lo, hi):
+    """Running elementwise (min, max) order keys of the scores ``x`` where ``keep``."""
+    keys = _order_key(x)
+    return tl.minimum(lo, tl.where(keep, keys, 0xFFFFFFFF)), tl.maximum(hi, tl.where(keep, keys, 0))
+
+
+@triton.jit
+def _stage_share_span(row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP: tl.constexpr,
+                      TILE: tl.constexpr, LANES: tl.constexpr):
+    """``_stage_share`` that also returns the smallest and largest order key it admitted ((KEY_MAX, 0) when it
+    admitted none): the cooperative split kernel's programs combine them into the row's key window without reading
+    the slot back. The span is kept per thread and reduced once, after the loop."""
+    f = _key_floor(thr)
+    offs = _tile_offsets(TILE, LANES)
+    lo = tl.full([TILE // LANES, LANES], 0xFFFFFFFF, tl.uint32)
+    hi = tl.zeros([TILE // LANES, LANES], tl.uint32)
+    full = start + tl.maximum(end - start, 0) // TILE * TILE
+    for s in range(start, full, TILE):
+        x = _load_tile(row_ptr, s + offs, end, False)
+        _stage_tile(x, s + offs, end, f, count_ptr, slot_keys, slot_cols, CAP, False)
+        lo, hi = _admitted_span(x, ~(x < f), lo, hi)
+    if full < end:
+        x = _load_tile(row_ptr, full + offs, end, True)
+        _stage_tile(x, full + offs, end, f, count_ptr, slot_keys, slot_cols, CAP, True)
+        lo, hi = _admitted_span(x, ((full + offs) < end) & ~(x < f), lo, hi)
+    return tl.reduce((tl.reshape(lo, [TILE]), tl.reshape(hi, [TILE])), 0, _minmax_combine)
+
+
+@triton.jit
 def _restage(row_ptr, n, thr, count_ptr, slot_keys, slot_cols, CAP: tl.constexpr, TILE: tl.constexpr,
              LANES: tl.constexpr):
     """One program stages the whole row against ``thr`` through the row's counter (zero on entry); returns the exact

@@ -14,17 +14,42 @@ GVR structure without inter-program communication before the hand-off:
    memset) and runs the exact selection on the staged candidates.
 4. Exactly one parallel staging attempt; if it did not hold the answer, the finisher alone walks the retry ladder
    (``_refine_row``: a lower sample rank, the hint in hinted mode, the exact whole-row path). Slow, never wrong.
+
+The cooperative form (``_gvr_split_coop_kernel``) shares the selection too. A row's finisher above runs a chain of
+dependent block steps over all of the row's candidates on one SM (~11 us at K=2048 on the H200, NOTES entry 12). In the
+cooperative form every program of the row takes a slice of the staged candidates: the programs meet at two
+row barriers (all staged; all slice histograms added), then each emits its own certain winners and compacts its
+part of the crossing bin, and only that bin (usually tens of candidates) is left to the last program to arrive.
+The barriers spin, so every program of the grid must be resident at once: the launcher uses a cooperative launch
+(the driver refuses a grid that cannot be co-resident instead of letting it hang). Triton's interpreter runs
+programs one after another, where a spin barrier never returns; there the launcher runs the same code as three
+launches (``PHASE`` 1, 2, 3), each kernel boundary standing in for a barrier.
+
+Row scratch of the cooperative form (int32 words of ``ws_coop_ptr``, zero at rest, reset by the last program):
+0 barrier arrivals, 1 complement of the smallest admitted key, 2 largest admitted key, 3 finished programs, 4-5 one
+int64 counting emitted certain winners (low half) and compacted crossing-bin candidates (high half), 6 the
+threshold (bits), 8.. the SELECT_BINS-bin histogram, then CROSS_CAP compacted scores (float32 bits) and CROSS_CAP
+columns (these two need no reset).
 """
 
 import triton
 import triton.language as tl
 
+from ._common import CROSS_CAP
+from ._common import SELECT_BINS
+from ._common import SELECT_BITS
+from ._common import _crossing_bin
+from ._common import _digit_shift
 from ._common import _emit_short
+from ._common import _order_key
 from ._common import _refine_row
 from ._common import _row_length
 from ._common import _row_threshold
+from ._common import _select_staged
+from ._common import _select_tile
 from ._common import _share_bounds
 from ._common import _stage_share
+from ._common import _stage_share_span
 
 
 @triton.jit
@@ -66,3 +91,172 @@ def _gvr_split_kernel(
             _refine_row(out_ptr, val_ptr, row_ptr, pre_idx_ptr + (row // next_n).to(tl.int64) * pre_stride, n,
                         count, thr, aim, count_ptr, slot_keys, slot_cols, K, KB, TILE, CAP, SAMPLE, SAMPLE_GROUP,
                         MIN_TILE, HINT_FREE, HAS_VALUES, LANES, TIE_RUNG)
+
+
+#: Word offsets in a row's cooperative scratch (see the module docstring).
+_C_BAR = tl.constexpr(0)
+_C_LO = tl.constexpr(1)
+_C_HI = tl.constexpr(2)
+_C_DONE = tl.constexpr(3)
+_C_PAIR = tl.constexpr(4)
+_C_THR = tl.constexpr(6)
+_C_HIST = tl.constexpr(8)
+
+
+@triton.jit
+def _row_barrier(bar_ptr, target):
+    """Wait until ``target`` arrivals have been counted at ``bar_ptr`` (this program's included). The block barrier
+    orders every thread's earlier writes before the release; the acquire makes the other programs' writes visible
+    to every thread after the closing block barrier."""
+    tl.debug_barrier()
+    seen = tl.atomic_add(bar_ptr, 1, sem="acq_rel") + 1
+    while seen < target:
+        seen = tl.atomic_add(bar_ptr, 0, sem="acquire")
+    tl.debug_barrier()
+
+
+@triton.jit
+def _coop_slice(slot_keys, slot_cols, count, part, lo, shift, SPLIT: tl.constexpr, SLICE: tl.constexpr):
+    """Program ``part``'s slice of a row's ``count`` staged candidates (``ceil(count / SPLIT)`` of them, on SLICE
+    lanes): raw float32 bits, order keys, columns, which lanes hold one, and each key's bin in the row's histogram
+    over [lo, ...]."""
+    per = (count + SPLIT - 1) // SPLIT
+    j = tl.arange(0, SLICE)
+    i = part * per + j
+    live = (j < per) & (i < count)
+    raw = tl.load(slot_keys + i, mask=live, other=0, cache_modifier=".cg")
+    cols = tl.load(slot_cols + i, mask=live, other=0, cache_modifier=".cg")
+    keys = tl.where(live, _order_key(raw.to(tl.float32, bitcast=True)), 0)
+    digit = tl.where(live, (keys - lo) >> shift, 0).to(tl.int32)
+    return raw, keys, cols, live, digit
+
+
+@triton.jit
+def _emit_staged(out_ptr, val_ptr, cols, raw, sel, base, HAS_VALUES: tl.constexpr):
+    """Write the selected columns to consecutive slots from ``base``, their values from the staged float32 bits
+    ``raw`` (the staging converted them to float32 already, so no gather from the row is needed)."""
+    pos = base + tl.cumsum(sel.to(tl.int32), 0) - 1
+    tl.store(out_ptr + pos, cols, mask=sel)
+    if HAS_VALUES:
+        tl.store(val_ptr + pos, raw.to(tl.float32, bitcast=True), mask=sel)
+
+
+@triton.jit
+def _gvr_split_coop_kernel(
+    indices_ptr, values_ptr,  # outputs
+    logits_ptr, pre_idx_ptr, kv_lens_ptr,  # inputs
+    ws_count_ptr, ws_keys_ptr, ws_cols_ptr,  # as the split kernel's
+    ws_coop_ptr,  # int32 [rows, COOP_WORDS], zero at rest (module docstring)
+    n_bound, row_stride, out_stride, val_stride, pre_stride,
+    n_uniform, next_n, cr_shift, aim,
+    K: tl.constexpr, KB: tl.constexpr, TILE: tl.constexpr, CAP: tl.constexpr, SAMPLE: tl.constexpr,
+    SAMPLE_GROUP: tl.constexpr, MIN_TILE: tl.constexpr, SPLIT: tl.constexpr,
+    HINT_FREE: tl.constexpr,
+    VARLEN: tl.constexpr, HAS_VALUES: tl.constexpr, LANES: tl.constexpr, TIE_RUNG: tl.constexpr,
+    SLICE: tl.constexpr, COOP_WORDS: tl.constexpr, PHASE: tl.constexpr,
+):
+    """The split family with a shared selection: grid (SPLIT, rows), every program resident (cooperative launch).
+
+    PHASE 0 runs everything in one launch with spin barriers; PHASE 1, 2, 3 run its three parts as separate launches
+    (stage; slice histograms; emission and finish), for Triton's interpreter. SLICE: lanes of a program's slice of
+    the candidates, a power of two >= CAP / SPLIT and >= the program's threads."""
+    part = tl.program_id(0)
+    row = tl.program_id(1)
+    n = _row_length(row, kv_lens_ptr, n_uniform, next_n, cr_shift, n_bound, VARLEN)
+    row_ptr = logits_ptr + row.to(tl.int64) * row_stride
+    out_ptr = indices_ptr + row.to(tl.int64) * out_stride
+    val_ptr = values_ptr + row.to(tl.int64) * val_stride
+    if n <= K:
+        # The same for every program of the row: none of them meets the others.
+        if PHASE <= 1:
+            if part == 0:
+                _emit_short(out_ptr, val_ptr, row_ptr, n, K, KB, HAS_VALUES)
+    else:
+        count_ptr = ws_count_ptr + row.to(tl.int64) * 2
+        slot_keys = ws_keys_ptr + row.to(tl.int64) * CAP
+        slot_cols = ws_cols_ptr + row.to(tl.int64) * CAP
+        coop = ws_coop_ptr + row.to(tl.int64) * COOP_WORDS
+        ucoop = coop.to(tl.pointer_type(tl.uint32))
+        hist_ptr = coop + _C_HIST
+        x_keys = coop + _C_HIST + SELECT_BINS
+        x_cols = coop + _C_HIST + SELECT_BINS + CROSS_CAP
+        bins = tl.arange(0, SELECT_BINS)
+        # ---- stage this program's share; the row's key window from every share's admitted span ----
+        if PHASE <= 1:
+            start, end = _share_bounds(n, part, SPLIT, TILE)
+            thr = _row_threshold(row_ptr, n, aim, CAP, SAMPLE, SAMPLE_GROUP)
+            lo, hi = _stage_share_span(row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP, TILE, LANES)
+            if part == 0:
+                tl.store(ucoop + _C_THR, thr)  # for the retry ladder, when the launches are separate
+            tl.atomic_max(ucoop + _C_LO, 0xFFFFFFFF - lo, sem="relaxed")
+            tl.atomic_max(ucoop + _C_HI, hi, sem="relaxed")
+        if PHASE == 0:
+            _row_barrier(coop + _C_BAR, SPLIT)
+        if PHASE != 1:
+            count = tl.load(count_ptr, cache_modifier=".cg")
+            accept = (count >= K) & (count <= CAP)
+            above = tl.zeros([], tl.int32)
+            in_b = tl.zeros([], tl.int32)
+            if accept:
+                lo = 0xFFFFFFFF - tl.load(ucoop + _C_LO, cache_modifier=".cg")
+                hi = tl.load(ucoop + _C_HI, cache_modifier=".cg")
+                shift = _digit_shift(hi - lo, SELECT_BITS)
+                # ---- the row's histogram over its key window: every program adds its slice's ----
+                if PHASE != 3:
+                    raw, keys, cols, live, digit = _coop_slice(slot_keys, slot_cols, count, part, lo, shift, SPLIT,
+                                                               SLICE)
+                    mine = tl.histogram(digit, SELECT_BINS, mask=live)
+                    tl.atomic_add(hist_ptr + bins, mine, mask=mine > 0, sem="relaxed")
+                if PHASE == 0:
+                    _row_barrier(coop + _C_BAR, 2 * SPLIT)
+                if PHASE == 3:
+                    raw, keys, cols, live, digit = _coop_slice(slot_keys, slot_cols, count, part, lo, shift, SPLIT,
+                                                               SLICE)
+                # ---- each program emits its certain winners and compacts its part of the crossing bin ----
+                if PHASE != 2:
+                    hist = tl.load(hist_ptr + bins, cache_modifier=".cg")
+                    b, above, in_b = _crossing_bin(hist, K, SELECT_BINS)
+                    if in_b <= CROSS_CAP:
+                        # need == in_b: the whole crossing bin is needed, nothing to refine. (A scalar condition
+                        # goes through tl.where: Triton's interpreter rejects a mask made with `&` of a scalar.)
+                        whole = K - above == in_b
+                        sel = live & tl.where(whole, digit >= b, digit > b)
+                        cross = tl.where(whole, False, live & (digit == b))
+                        # One 64-bit atomic reserves both: emitted winners (low half), compacted candidates (high).
+                        n_sel = tl.sum(sel.to(tl.int32), 0).to(tl.int64)
+                        n_cross = tl.sum(cross.to(tl.int32), 0).to(tl.int64)
+                        pair = coop.to(tl.pointer_type(tl.int64)) + _C_PAIR // 2
+                        old = tl.atomic_add(pair, (n_cross << 32) | n_sel, sem="relaxed")
+                        cpos = (old >> 32).to(tl.int32) + tl.cumsum(cross.to(tl.int32), 0) - 1
+                        tl.store(x_keys + cpos, raw, mask=cross)
+                        tl.store(x_cols + cpos, cols, mask=cross)
+                        _emit_staged(out_ptr, val_ptr, cols, raw, sel, (old & 0xFFFFFFFF).to(tl.int32), HAS_VALUES)
+            # ---- the last program to finish completes the row and resets its scratch ----
+            if PHASE != 2:
+                tl.debug_barrier()
+                arrived = tl.atomic_add(coop + _C_DONE, 1, sem="acq_rel")
+                if arrived == SPLIT - 1:
+                    if accept:
+                        if in_b > CROSS_CAP:
+                            # A crossing bin too large for the small tile: the whole selection, as the split kernel.
+                            _select_staged(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP, MIN_TILE,
+                                           HAS_VALUES)
+                        elif K - above < in_b:
+                            j = tl.arange(0, CROSS_CAP)
+                            small = j < in_b
+                            sraw = tl.load(x_keys + j, mask=small, other=0, cache_modifier=".cg")
+                            scols = tl.load(x_cols + j, mask=small, other=0, cache_modifier=".cg")
+                            skeys = tl.where(small, _order_key(sraw.to(tl.float32, bitcast=True)), 0)
+                            ssel = _select_tile(skeys, scols, small, K - above)
+                            _emit_staged(out_ptr, val_ptr, scols, sraw, ssel, above, HAS_VALUES)
+                        tl.atomic_xchg(count_ptr, 0, sem="relaxed")
+                    else:
+                        thr = tl.load(ucoop + _C_THR, cache_modifier=".cg")
+                        tl.atomic_xchg(count_ptr, 0, sem="acq_rel")  # the retry ladder restages through it
+                        _refine_row(out_ptr, val_ptr, row_ptr, pre_idx_ptr + (row // next_n).to(tl.int64) * pre_stride,
+                                    n, count, thr, aim, count_ptr, slot_keys, slot_cols, K, KB, TILE, CAP, SAMPLE,
+                                    SAMPLE_GROUP, MIN_TILE, HINT_FREE, HAS_VALUES, LANES, TIE_RUNG)
+                    # Every other program has passed both barriers and finished with the scratch.
+                    tl.store(coop + _C_HIST + bins, tl.zeros([SELECT_BINS], tl.int32))
+                    words = tl.arange(0, 8)
+                    tl.store(coop + words, tl.zeros([8], tl.int32))

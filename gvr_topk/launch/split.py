@@ -1,33 +1,127 @@
-"""Launcher of the split family: grid (SPLIT, rows)."""
+"""Launcher of the split family: grid (SPLIT, rows), plain or cooperative (``kernels/split.py``).
+
+Three ways to run a launch, chosen once per prepared launch by :func:`coop_mode` (``COOP`` below):
+
+* 0, plain: ``_gvr_split_kernel``; the last program of a row selects alone.
+* 1, cooperative: ``_gvr_split_coop_kernel`` in one cooperative launch (spin barriers between its parts).
+* 2, phased: the cooperative kernel's three parts as three launches, for Triton's interpreter, where a spin
+  barrier never returns (programs run one after another); on a GPU only when asked for (``tuning.SPLIT_COOP``).
+"""
+
+import inspect
+
+import torch
+import triton.language as tl
 
 from .. import tuning
 from .. import workspace as ws
 from ..dispatch import Plan
 from ..kernels import split as _kernels
+from . import direct
 from .common import stage_lanes
 
 #: Pointer arguments this family takes from the workspace, in launch order.
-WORKSPACE_ARGS = ("ws_count_ptr", "ws_keys_ptr", "ws_cols_ptr")
+WORKSPACE_ARGS = ("ws_count_ptr", "ws_keys_ptr", "ws_cols_ptr", "ws_coop_ptr")
+#: The modes of ``COOP``.
+PLAIN, FUSED, PHASED = 0, 1, 2
 
 
-def kernel():
-    """The family's ``@triton.jit`` kernel (looked up at call time so a reloaded kernel module is picked up)."""
-    return _kernels._gvr_split_kernel
+def _param_names(kernel) -> tuple:
+    return tuple(inspect.signature(getattr(kernel, "fn", kernel)).parameters)
+
+
+class SplitLaunch:
+    """The plain and the cooperative kernel behind one ``run(grid=..., warmup=False, **kwargs)``; ``fn`` carries
+    the union of their parameters (plus ``COOP``), which the launcher cache reads to build compile keys."""
+
+    def __init__(self, plain, coop):
+        self.kernels = (plain, coop)
+        self.names = tuple(frozenset(_param_names(k)) for k in self.kernels)
+        params = {}
+        for k in self.kernels:
+            for name, p in inspect.signature(getattr(k, "fn", k)).parameters.items():
+                params.setdefault(name, p.replace(kind=inspect.Parameter.KEYWORD_ONLY))
+        params.pop("PHASE", None)  # set per launch here
+        params["COOP"] = inspect.Parameter("COOP", inspect.Parameter.KEYWORD_ONLY, annotation=tl.constexpr)
+
+        def fn(**kwargs):  # a signature holder only
+            raise NotImplementedError
+
+        fn.__signature__ = inspect.Signature(list(params.values()))
+        fn.__module__ = __name__
+        fn.__name__ = "split_launch"
+        self.fn = fn
+
+    def run(self, *, grid=None, warmup=False, **kw) -> direct.Composite:
+        """Launch the row grid in the mode ``kw["COOP"]``; returns every launch made (``direct.Composite``)."""
+        mode = kw["COOP"]
+        plain, coop = self.kernels
+        kernel = plain if mode == PLAIN else coop
+        names = self.names[0] if mode == PLAIN else self.names[1]
+        args = {k: v for k, v in kw.items() if k in names}
+        opts = dict(num_warps=kw["num_warps"])
+        if mode == FUSED:
+            opts["launch_cooperative_grid"] = True
+        phases = (None,) if mode == PLAIN else (0,) if mode == FUSED else (1, 2, 3)
+        made = []
+        for phase in phases:
+            extra = {} if phase is None else {"PHASE": phase}
+            compiled = kernel[grid](**opts, **args, **extra)
+            made.append((kernel, compiled, grid, {k: v for k, v in args.items() if not k.endswith("_ptr")} | extra))
+        return direct.Composite(made)
+
+
+_LAUNCH = None
+
+
+def kernel() -> SplitLaunch:
+    """The family's launch object (built once; kernels looked up at first use so a reloaded module is picked up)."""
+    global _LAUNCH
+    if _LAUNCH is None or _LAUNCH.kernels[1] is not _kernels._gvr_split_coop_kernel:
+        _LAUNCH = SplitLaunch(_kernels._gvr_split_kernel, _kernels._gvr_split_coop_kernel)
+    return _LAUNCH
 
 
 def grid(plan: Plan, rows: int) -> tuple:
     return (plan.split, rows)
 
 
+def coop_mode(plan: Plan, rows: int, device=None) -> int:
+    """How a launch of ``rows`` rows runs (PLAIN, FUSED or PHASED) on ``device`` (a ``torch.device`` or None).
+
+    PLAIN unless the plan asks for the cooperative form (``plan.coop``, from ``dispatch``; off with
+    ``tuning.SPLIT_COOP`` "off"). That form needs every program resident at once: at most ``workspace.coop_rows()``
+    rows and at most one program per SM of the device (its programs fill an SM each), else PLAIN. Under Triton's
+    interpreter (or with no CUDA device given) it is PHASED; on a GPU FUSED, or PHASED where ``SPLIT_COOP`` asks for
+    it."""
+    if not plan.coop or tuning.SPLIT_COOP == "off" or rows > ws.coop_rows():
+        return PLAIN
+    from ..api import kernels_interpreted
+
+    if device is None or torch.device(device).type != "cuda" or kernels_interpreted():
+        return PHASED
+    if plan.split * rows > torch.cuda.get_device_properties(torch.device(device)).multi_processor_count:
+        return PLAIN
+    return PHASED if tuning.SPLIT_COOP == "phased" else FUSED
+
+
+def slice_lanes(plan: Plan) -> int:
+    """Lanes of a cooperative program's slice of the staged candidates: a power of two holding ceil(CAP / SPLIT),
+    at least one per thread (a smaller tile would replicate lanes across threads)."""
+    need = max(-(-plan.cap // plan.split), 32 * plan.num_warps)
+    return 1 << (need - 1).bit_length()
+
+
 def family_kwargs(plan: Plan, rows: int, device=None) -> dict:
-    """Launch arguments of this family that do not change from call to call (ints, constexprs, num_warps); the
-    same on every device."""
+    """Launch arguments of this family that do not change from call to call (ints, constexprs, num_warps) on
+    ``device`` (a ``torch.device``; None: as under the interpreter)."""
     return dict(aim=plan.aim, TILE=plan.block, CAP=plan.cap, SAMPLE=plan.sample, SAMPLE_GROUP=tuning.SAMPLE_GROUP,
                 MIN_TILE=tuning.SELECT_MIN_TILE, SPLIT=plan.split,
-                LANES=stage_lanes(plan.block, plan.num_warps), TIE_RUNG=tuning.TIE_RUNG, num_warps=plan.num_warps)
+                LANES=stage_lanes(plan.block, plan.num_warps), TIE_RUNG=tuning.TIE_RUNG, num_warps=plan.num_warps,
+                SLICE=slice_lanes(plan), COOP_WORDS=ws.coop_words(), COOP=coop_mode(plan, rows, device))
 
 
 def workspace_kwargs(plan: Plan, rows: int, workspace) -> dict:
     """int32 views of a byte ``workspace``, by kernel argument name."""
     counters, keys, cols = ws.views(workspace, plan, rows)
-    return dict(ws_count_ptr=counters, ws_keys_ptr=keys, ws_cols_ptr=cols)
+    return dict(ws_count_ptr=counters, ws_keys_ptr=keys, ws_cols_ptr=cols, ws_coop_ptr=ws.coop_view(workspace))

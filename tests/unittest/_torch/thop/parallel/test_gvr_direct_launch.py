@@ -50,7 +50,7 @@ def _names(kernel):
 
 
 def test_direct_launch_passes_every_argument_in_signature_order():
-    entry = _entry()
+    entry = _entry(n=4000, family="reg")  # one kernel behind the entry (the split family launches a composite)
     fake = _Compiled()
     ptr_names = POINTER_ARGS + entry.ws_args
     d = direct.build(fake, entry.kernel, entry.grid, entry.scalars, ptr_names)
@@ -120,8 +120,45 @@ def test_streaming_family_direct_launches_make_the_regular_launches(monkeypatch)
                         launch, entry.grid, entry.scalars, ptr_names) is None
 
 
+@pytest.mark.parametrize("mode", ["plain", "fused", "phased"])
+def test_split_family_direct_launches_make_the_regular_launches(monkeypatch, mode):
+    """The split family's launches go direct as one sequence in each of its modes: the plain kernel once, the
+    cooperative kernel once (a cooperative launch) or three times (PHASE 1, 2, 3), each with its own pointers and
+    exactly the arguments of its regular launch."""
+    from gvr_topk.launch import split as split_launch
+
+    entry = _entry(rows=2, n=20000, k=2048, family="split")
+    assert entry.plan.coop
+    monkeypatch.setattr(direct, "triton_version", lambda: (3, 6))
+    monkeypatch.setattr(direct, "hooks_installed", lambda: False)
+    plain, coop = (_RecordingKernel(k) for k in entry.kernel.kernels)
+    launch = split_launch.SplitLaunch(plain, coop)
+    code = {"plain": split_launch.PLAIN, "fused": split_launch.FUSED, "phased": split_launch.PHASED}[mode]
+    scalars = dict(entry.scalars, COOP=code)
+    ptr_names = POINTER_ARGS + entry.ws_args
+    ptrs = tuple(4096 * (i + 1) for i in range(len(ptr_names)))
+    composite = launch.run(**dict(zip(ptr_names, ptrs)), **scalars, grid=entry.grid, warmup=False)
+    d = direct.build(composite, launch, entry.grid, scalars, ptr_names)
+    used = plain if mode == "plain" else coop
+    idle = coop if mode == "plain" else plain
+    assert isinstance(d, direct.DirectSequence) and len(d.parts) == (3 if mode == "phased" else 1)
+    assert not idle.regular
+    d(1234, *ptrs)
+    assert len(used.regular) == len(used.compiled.calls) == len(d.parts)
+    names = _names(used)
+    for (grid, kwargs), args in zip(used.regular, used.compiled.calls):
+        assert grid == entry.grid
+        assert args[:9] == tuple(grid) + (1,) * (3 - len(grid)) + (
+            1234, used.compiled.function, used.compiled.packed_metadata, None, None, None)
+        assert dict(zip(names, args[9:])) == {n: kwargs[n] for n in names} and len(args) - 9 == len(names)
+        assert kwargs.get("launch_cooperative_grid", False) is (mode == "fused")
+    if mode != "plain":
+        assert [kw["PHASE"] for _, kw in used.regular] == ([0] if mode == "fused" else [1, 2, 3])
+        assert dict(zip(names, used.compiled.calls[0][9:]))["ws_coop_ptr"] == ptrs[ptr_names.index("ws_coop_ptr")]
+
+
 def test_regular_path_stays_where_a_direct_launch_is_not_the_same_launch(monkeypatch):
-    entry = _entry()
+    entry = _entry(n=4000, family="reg")
     ptr_names = POINTER_ARGS + entry.ws_args
     args = (entry.kernel, entry.grid, entry.scalars, ptr_names)
     assert direct.build(None, *args) is None  # the interpreter returns no compiled kernel

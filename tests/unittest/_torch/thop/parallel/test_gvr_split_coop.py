@@ -1,0 +1,187 @@
+"""The split family's cooperative form (``kernels/split.py``, ``launch/split.py``): the routing rule, the launch
+mode, and exactness of every path of the shared selection.
+
+On CPU the cooperative kernel runs through Triton's interpreter as three launches (``PHASED``: a spin barrier never
+returns when programs run one after another); on a GPU the same tests run its single cooperative launch
+(``FUSED``), whose barriers are the difference. Every output is checked exact (values and the tie rule included),
+and the row scratch must be back at rest after each call: CUDA-graph replays rely on it.
+"""
+
+import pytest
+import torch
+
+import gvr_topk
+from gvr_topk import api
+from gvr_topk import dispatch
+from gvr_topk import reference
+from gvr_topk import tuning
+from gvr_topk import workspace as wsm
+from gvr_topk.launch import split as lsplit
+from gvr_topk.testing import check_exact
+
+pytestmark = pytest.mark.gvr_topk
+
+ON_GPU = torch.cuda.is_available()
+DEV = "cuda" if ON_GPU else "cpu"
+
+
+# ---- the routing rule (pure) -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("b,n,k,coop", [
+    (1, 131075, 2048, True),    # 65 programs, aim 3072: the lone finisher would select on the half-capacity tile
+    (1, 16387, 2048, True),     # 9 programs
+    (8, 131075, 2048, True),    # 16 programs per row, 128 in all
+    (1, 131075, 512, False),    # aim 1536 fits SELECT_MIN_TILE: the finisher's small tile is cheaper
+    (1, 131075, 1024, False),   # aim 2048, at the small tile's size
+    (64, 16387, 2048, False),   # 2 programs per row: too few to share the selection
+    (32, 131075, 2048, False),  # 4 programs per row
+])
+def test_route_marks_the_cooperative_form(b, n, k, coop):
+    plan = gvr_topk.route(b, n, n, k, num_sms=132)
+    assert plan.family == "split"
+    assert plan.coop is coop
+    assert b * plan.split <= 132  # the rule's residency bound holds whenever the form is chosen
+
+
+def test_route_rule_edges(monkeypatch):
+    """Both sides of each bound: the program count per row, the aim against SELECT_MIN_TILE, the SM count, and
+    the switch."""
+    aim_edge = tuning.SELECT_MIN_TILE - tuning.AIM_MARGIN  # K with aim == SELECT_MIN_TILE
+    assert not dispatch._split_coop(1, 64, tuning.SELECT_MIN_TILE, 132)
+    assert dispatch._split_coop(1, 64, tuning.SELECT_MIN_TILE + 1, 132)
+    assert gvr_topk.route(1, 131075, 131075, aim_edge).coop is False
+    assert gvr_topk.route(1, 131075, 131075, aim_edge + 1).coop is True
+    m = tuning.SPLIT_COOP_MIN_SPLIT
+    assert not dispatch._split_coop(1, m - 1, 4096, 132)
+    assert dispatch._split_coop(1, m, 4096, 132)
+    assert dispatch._split_coop(16, 8, 4096, 128) and not dispatch._split_coop(16, 8, 4096, 127)
+    monkeypatch.setattr(tuning, "SPLIT_COOP", "off")
+    assert gvr_topk.route(1, 131075, 131075, 2048).coop is False
+    # The other families never take it.
+    assert not gvr_topk.route(512, 131075, 131075, 2048).coop
+    assert not gvr_topk.route(4, 4096, 4096, 2048).coop
+
+
+# ---- the launch mode -----------------------------------------------------------------------------------------------
+
+def test_coop_mode_without_a_gpu():
+    plan = gvr_topk.route(1, 131075, 131075, 2048)
+    assert lsplit.coop_mode(plan, 1, None) == lsplit.PHASED  # no CUDA device: the interpreter's three launches
+    assert lsplit.coop_mode(gvr_topk.route(1, 131075, 131075, 512), 1, None) == lsplit.PLAIN
+    assert lsplit.coop_mode(plan, wsm.coop_rows() + 1, None) == lsplit.PLAIN  # no scratch for that many rows
+
+
+@pytest.mark.skipif(not ON_GPU, reason="needs a CUDA GPU")
+def test_coop_mode_on_a_gpu(monkeypatch):
+    dev = torch.device("cuda")
+    plan = gvr_topk.route(1, 131075, 131075, 2048)
+    assert lsplit.coop_mode(plan, 1, dev) == lsplit.FUSED
+    monkeypatch.setattr(tuning, "SPLIT_COOP", "phased")
+    assert lsplit.coop_mode(plan, 1, dev) == lsplit.PHASED
+    sms = torch.cuda.get_device_properties(dev).multi_processor_count
+    monkeypatch.setattr(tuning, "SPLIT_COOP", "fused")
+    big = dispatch.Plan("split", block=plan.block, num_warps=plan.num_warps, cap=plan.cap, aim=plan.aim,
+                        sample=plan.sample, split=sms + 1, coop=True)
+    assert lsplit.coop_mode(big, 1, dev) == lsplit.PLAIN  # more programs than SMs: never a spin barrier
+
+
+def test_slice_lanes():
+    plan = gvr_topk.route(1, 131075, 131075, 2048)
+    lanes = lsplit.slice_lanes(plan)
+    assert lanes & (lanes - 1) == 0
+    assert lanes * plan.split >= plan.cap and lanes >= 32 * plan.num_warps
+    assert lsplit.slice_lanes(gvr_topk.route(1, 16387, 16387, 2048)) == 1024  # ceil(8192 / 9) = 911
+
+
+# ---- exactness of every path ---------------------------------------------------------------------------------------
+
+def _rows(kind: str, rows: int, n: int, k: int, seed: int) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(rows, n, generator=g)
+    if kind == "spike":  # one huge score: coarse bins, a crossing bin past CROSS_CAP (the finisher's whole select)
+        x[:, 11] = 1e30
+    elif kind == "block":  # exactly K scores tie on top: the whole crossing bin is needed
+        for r in range(rows):
+            x[r, torch.randperm(n, generator=g)[:k]] = 100.0
+    elif kind == "ties":  # bf16-rounded scores: many ties at the K-th key, the lowest columns must win
+        x = x.to(torch.bfloat16).to(torch.float32)
+    elif kind == "fooling":  # the sampled positions hold the largest scores: too few survivors, the retry ladder
+        plan = gvr_topk.route(rows, n, n, k)
+        cols = reference.sample_columns(n, plan.sample, tuning.SAMPLE_GROUP)
+        x = torch.rand(rows, n, generator=g)
+        x[:, cols] = 10.0 + torch.arange(cols.numel(), dtype=torch.float32) * 1e-3
+    elif kind == "equal":  # every score tied: the staging overflows the slot, the tie rung
+        x = torch.ones(rows, n)
+    return x.to(DEV)
+
+
+def _scratch_at_rest(ws: torch.Tensor, rows: int) -> bool:
+    """Counters of every row and the cooperative scratch's counters and histogram (its compacted candidates need no
+    reset)."""
+    words = ws.view(torch.int32)
+    if (words[:2 * rows] != 0).any():
+        return False
+    coop = wsm.coop_view(ws).view(-1, wsm.coop_words())[:rows]
+    return bool((coop[:, :8 + (1 << tuning.SELECT_BIN_BITS)] == 0).all())
+
+
+def _call_twice(x, k, kv, hint=None, values=True):
+    rows = x.shape[0]
+    ws = torch.zeros(gvr_topk.workspace_bytes(rows, k), dtype=torch.uint8, device=DEV)
+    for _ in range(2):
+        idx = torch.full((rows, k), -7, dtype=torch.int32, device=DEV)
+        val = torch.full((rows, k), 7.0, device=DEV) if values else None
+        gvr_topk.run_varlen(x, hint, kv, idx, values=val, workspace=ws, family="split")
+        problems = check_exact(x, idx, kv_lens=kv, values=val)
+        assert not problems, "\n".join(problems)
+        assert _scratch_at_rest(ws, rows), "the row scratch is not back at rest"
+
+
+@pytest.mark.parametrize("kind", ["randn", "spike", "block", "ties", "fooling", "equal"])
+def test_every_path_is_exact(kind):
+    rows, n, k = 2, 20000, 2048
+    plan = gvr_topk.route(rows, n, n, k)
+    assert plan.coop, "this shape must take the cooperative form"
+    x = _rows(kind, rows, n, k, seed=7)
+    _call_twice(x, k, torch.full((rows,), n, dtype=torch.int32, device=DEV))
+
+
+@pytest.mark.parametrize("hint", ["previous", "garbage"])
+def test_hinted_rows(hint):
+    """Hinted mode: the hint plays no part on the accept path and rescues the retry ladder's rows."""
+    rows, n, k = 2, 20000, 2048
+    x = _rows("fooling", rows, n, k, seed=9)
+    if hint == "previous":
+        pre = torch.topk(x, k, dim=1).indices.to(torch.int32)
+    else:
+        pre = torch.full((rows, k), -1, dtype=torch.int32, device=DEV)
+    _call_twice(x, k, torch.full((rows,), n, dtype=torch.int32, device=DEV), hint=pre)
+
+
+def test_varlen_rows_of_every_length():
+    """Rows of one launch take different paths (longer than the slot, within the slot, at K + 1, at most K, empty)
+    and a row's programs never wait for another row's."""
+    n, k = 20000, 2048
+    lens = [n, 9000, 8192, k + 1, k, 100, 0, n - 3]
+    x = _rows("randn", len(lens), n, k, seed=11)
+    kv = torch.tensor(lens, dtype=torch.int32, device=DEV)
+    assert gvr_topk.route(len(lens), n, n, k).coop
+    _call_twice(x, k, kv)
+
+
+def test_plain_and_cooperative_agree(monkeypatch):
+    """Both forms are exact on the same rows and pick the same index set (the tie rule fixes it)."""
+    rows, n, k = 2, 20000, 2048
+    x = _rows("ties", rows, n, k, seed=13)
+    kv = torch.full((rows,), n, dtype=torch.int32, device=DEV)
+    got = {}
+    for mode in ("fused", "off"):
+        monkeypatch.setattr(tuning, "SPLIT_COOP", mode)
+        api.clear_launch_cache()
+        try:
+            idx, _ = gvr_topk.topk(x, k, kv_lens=kv)
+        finally:
+            api.clear_launch_cache()
+        assert not check_exact(x, idx, kv_lens=kv)
+        got[mode] = torch.sort(idx.to(torch.int64), dim=1).values.cpu()
+    assert torch.equal(got["fused"], got["off"])
