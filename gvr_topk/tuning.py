@@ -21,7 +21,8 @@ PROVENANCE = {
               "(entry 15); the sample and select histogram shapes: benchmarks/probe_ab.py over exported revisions and "
               "benchmarks/sim_survivors.py --levels (entry 16); the streaming family's programmatic dependent "
               "launch and the split family's cap of 128 programs per row: probe_ab.py over exported revisions "
-              "(entry 17)",
+              "(entry 17); the split family's cooperative form and its routing rule: probe_ab.py over exported trees "
+              "(entry 18)",
     "gpu": "NVIDIA H200 (132 SMs, 60 MB L2), driver 580.159.04, torch 2.11, Triton 3.6",
     "date": "2026-12-01",
     "command": "python benchmarks/probe_stream2.py --quick; python benchmarks/probe_primitives.py; "
