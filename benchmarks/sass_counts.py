@@ -1,6 +1,6 @@
 """Developer probe, no GPU: sm_90 instruction counts of the streaming and split kernels (NOTES entry 14).
 
-    python benchmarks/sass_counts.py
+    python benchmarks/sass_counts.py [NAME ...]     (default: every kernel; names: stage split select threshold coop)
 
 Compiles the staging, split, select and threshold kernels for sm_90 with ``triton.compile`` (constexprs of a
 131075-column, K=2048 launch), disassembles them with the ``nvdisasm`` that ships in Triton's wheel, and prints per
@@ -16,6 +16,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 
 import triton
 from triton.backends.compiler import GPUTarget
@@ -40,6 +41,11 @@ KERNELS = [
      dict(REFINE_TILE=tuning.REFINE_TILE, REFINE_LANES=stage_lanes(tuning.REFINE_TILE, tuning.SELECT_WARPS)),
      tuning.SELECT_WARPS, 0),
     ("threshold", stream._gvr_threshold_kernel, {}, tuning.THRESHOLD_WARPS, 0),
+    # The split family's cooperative form at 1 x 131075 (65 programs, 256-lane slices), its single launch.
+    ("coop", split._gvr_split_coop_kernel,
+     dict(TILE=tuning.SPLIT_TILE, SPLIT=65, LANES=stage_lanes(tuning.SPLIT_TILE, tuning.SPLIT_WARPS), SLICE=256,
+          COOP_WORDS=8 + (1 << tuning.SELECT_BIN_BITS) + 2 * tuning.CROSS_CAP, PHASE=0),
+     tuning.SPLIT_WARPS, 0),
 ]
 WATCH = ("SHFL", "LDS", "STS", "BAR", "P2R", "LDG", "STG", "ATOMG")
 _INSN = re.compile(r"\s+/\*[0-9a-f]+\*/\s*(.*?)\s*;")
@@ -104,10 +110,15 @@ def staging_loops(sass: str) -> list:
     return loops
 
 
-def main() -> int:
+def main(argv=None) -> int:
+    wanted = set(sys.argv[1:] if argv is None else argv)
     print(f"Triton {triton.__version__}, sm_90")
     for name, kernel, extra, warps, maxnreg in KERNELS:
+        if wanted and name not in wanted:
+            continue
+        t0 = time.perf_counter()
         sass, regs = compile_sass(kernel, dict(BASE, **extra), warps, maxnreg)
+        print(f"{name:10s} compiled in {time.perf_counter() - t0:.1f} s")
         ops = collections.Counter(_opcode(m.group(1)) for m in map(_INSN.match, sass.splitlines()) if m)
         watch = " ".join(f"{k} {ops[k]}" for k in WATCH)
         print(f"{name:10s} warps {warps:2d} regs {regs:3d} instructions {sum(ops.values()):6d} "
