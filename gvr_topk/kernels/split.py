@@ -45,7 +45,6 @@ from ._common import _order_key
 from ._common import _refine_row
 from ._common import _row_length
 from ._common import _row_threshold
-from ._common import _select_staged
 from ._common import _select_tile
 from ._common import _share_bounds
 from ._common import _stage_share
@@ -236,12 +235,8 @@ def _gvr_split_coop_kernel(
                 tl.debug_barrier()
                 arrived = tl.atomic_add(coop + _C_DONE, 1, sem="acq_rel")
                 if arrived == SPLIT - 1:
-                    if accept:
-                        if in_b > CROSS_CAP:
-                            # A crossing bin too large for the small tile: the whole selection, as the split kernel.
-                            _select_staged(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP, MIN_TILE,
-                                           HAS_VALUES)
-                        elif K - above < in_b:
+                    if accept & (in_b <= CROSS_CAP):
+                        if K - above < in_b:
                             j = tl.arange(0, CROSS_CAP)
                             small = j < in_b
                             sraw = tl.load(x_keys + j, mask=small, other=0, cache_modifier=".cg")
@@ -251,6 +246,10 @@ def _gvr_split_coop_kernel(
                             _emit_staged(out_ptr, val_ptr, scols, sraw, ssel, above, HAS_VALUES)
                         tl.atomic_xchg(count_ptr, 0, sem="relaxed")
                     else:
+                        # The whole selection on this program, as in the split kernel: the retry ladder for a
+                        # staging that failed, or (accepted, a crossing bin too large for the small tile) straight
+                        # to ``_select_staged``, the ladder's accept path. One call site keeps one copy of it in the
+                        # compiled kernel.
                         thr = tl.load(ucoop + _C_THR, cache_modifier=".cg")
                         tl.atomic_xchg(count_ptr, 0, sem="acq_rel")  # the retry ladder restages through it
                         _refine_row(out_ptr, val_ptr, row_ptr, pre_idx_ptr + (row // next_n).to(tl.int64) * pre_stride,
