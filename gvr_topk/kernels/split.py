@@ -52,6 +52,15 @@ from ._common import _stage_share_span
 
 
 @triton.jit
+def _split_row(row, indices_ptr, values_ptr, logits_ptr, kv_lens_ptr, n_bound, row_stride, out_stride, val_stride,
+               n_uniform, next_n, cr_shift, VARLEN: tl.constexpr):
+    """A row's valid length and its score, index and value row pointers (both split kernels)."""
+    n = _row_length(row, kv_lens_ptr, n_uniform, next_n, cr_shift, n_bound, VARLEN)
+    r = row.to(tl.int64)
+    return n, logits_ptr + r * row_stride, indices_ptr + r * out_stride, values_ptr + r * val_stride
+
+
+@triton.jit
 def _gvr_split_kernel(
     indices_ptr, values_ptr,  # outputs
     logits_ptr, pre_idx_ptr, kv_lens_ptr,  # inputs
@@ -65,10 +74,8 @@ def _gvr_split_kernel(
 ):
     part = tl.program_id(0)
     row = tl.program_id(1)
-    n = _row_length(row, kv_lens_ptr, n_uniform, next_n, cr_shift, n_bound, VARLEN)
-    row_ptr = logits_ptr + row.to(tl.int64) * row_stride
-    out_ptr = indices_ptr + row.to(tl.int64) * out_stride
-    val_ptr = values_ptr + row.to(tl.int64) * val_stride
+    n, row_ptr, out_ptr, val_ptr = _split_row(row, indices_ptr, values_ptr, logits_ptr, kv_lens_ptr, n_bound,
+                                              row_stride, out_stride, val_stride, n_uniform, next_n, cr_shift, VARLEN)
     if n <= K:
         if part == 0:
             _emit_short(out_ptr, val_ptr, row_ptr, n, K, KB, HAS_VALUES)
@@ -161,10 +168,8 @@ def _gvr_split_coop_kernel(
     the candidates, a power of two >= CAP / SPLIT and >= the program's threads."""
     part = tl.program_id(0)
     row = tl.program_id(1)
-    n = _row_length(row, kv_lens_ptr, n_uniform, next_n, cr_shift, n_bound, VARLEN)
-    row_ptr = logits_ptr + row.to(tl.int64) * row_stride
-    out_ptr = indices_ptr + row.to(tl.int64) * out_stride
-    val_ptr = values_ptr + row.to(tl.int64) * val_stride
+    n, row_ptr, out_ptr, val_ptr = _split_row(row, indices_ptr, values_ptr, logits_ptr, kv_lens_ptr, n_bound,
+                                              row_stride, out_stride, val_stride, n_uniform, next_n, cr_shift, VARLEN)
     if n <= K:
         # The same for every program of the row: none of them meets the others.
         if PHASE <= 1:

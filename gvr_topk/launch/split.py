@@ -8,26 +8,21 @@ Three ways to run a launch, chosen once per prepared launch by :func:`coop_mode`
   barrier never returns (programs run one after another); on a GPU only when asked for (``tuning.SPLIT_COOP``).
 """
 
-import inspect
-
 import torch
-import triton.language as tl
 
 from .. import tuning
 from .. import workspace as ws
 from ..dispatch import Plan
 from ..kernels import split as _kernels
 from . import direct
+from .common import param_names
 from .common import stage_lanes
+from .common import union_signature
 
 #: Pointer arguments this family takes from the workspace, in launch order.
 WORKSPACE_ARGS = ("ws_count_ptr", "ws_keys_ptr", "ws_cols_ptr", "ws_coop_ptr")
 #: The modes of ``COOP``.
 PLAIN, FUSED, PHASED = 0, 1, 2
-
-
-def _param_names(kernel) -> tuple:
-    return tuple(inspect.signature(getattr(kernel, "fn", kernel)).parameters)
 
 
 class SplitLaunch:
@@ -36,21 +31,10 @@ class SplitLaunch:
 
     def __init__(self, plain, coop):
         self.kernels = (plain, coop)
-        self.names = tuple(frozenset(_param_names(k)) for k in self.kernels)
-        params = {}
-        for k in self.kernels:
-            for name, p in inspect.signature(getattr(k, "fn", k)).parameters.items():
-                params.setdefault(name, p.replace(kind=inspect.Parameter.KEYWORD_ONLY))
-        params.pop("PHASE", None)  # set per launch here
-        params["COOP"] = inspect.Parameter("COOP", inspect.Parameter.KEYWORD_ONLY, annotation=tl.constexpr)
-
-        def fn(**kwargs):  # a signature holder only
-            raise NotImplementedError
-
-        fn.__signature__ = inspect.Signature(list(params.values()))
-        fn.__module__ = __name__
-        fn.__name__ = "split_launch"
-        self.fn = fn
+        self.names = tuple(frozenset(param_names(k)) for k in self.kernels)
+        # PHASE is set per launch here, never by the caller.
+        self.fn = union_signature("split_launch", self.kernels, add=("COOP",), drop=("PHASE",))
+        self.fn.__module__ = __name__
 
     def run(self, *, grid=None, warmup=False, **kw) -> direct.Composite:
         """Launch the row grid in the mode ``kw["COOP"]``; returns every launch made (``direct.Composite``)."""

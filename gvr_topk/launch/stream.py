@@ -5,10 +5,8 @@ the three kernels that way: one ``run`` that takes the union of their arguments 
 own, chunk by chunk (``tuning.STREAM_CHUNK_ROWS`` rows per chunk bound the workspace whatever the batch).
 """
 
-import inspect
 
 import torch
-import triton.language as tl
 
 from .. import tuning
 from .. import workspace as ws
@@ -16,17 +14,15 @@ from ..dispatch import Plan
 from ..kernels import _common
 from ..kernels import stream as _kernels
 from . import direct
+from .common import param_names
 from .common import stage_lanes
+from .common import union_signature
 
 #: Pointer arguments this family takes from the workspace, in launch order.
 WORKSPACE_ARGS = ("ws_count_ptr", "ws_thr_ptr", "ws_keys_ptr", "ws_cols_ptr")
 #: Arguments of the composite launch that are not kernel arguments (how the three launches are shaped).
 _SHAPE_ARGS = ("num_rows", "chunk_rows", "stage_warps", "threshold_warps", "select_warps", "select_maxnreg",
                "stage_maxnreg")
-
-
-def _param_names(kernel) -> tuple:
-    return tuple(inspect.signature(getattr(kernel, "fn", kernel)).parameters)
 
 
 class StreamLaunch:
@@ -38,22 +34,10 @@ class StreamLaunch:
 
     def __init__(self, threshold, stage, select):
         self.kernels = (threshold, stage, select)
-        self.names = tuple(frozenset(_param_names(k)) for k in self.kernels)
-        params = {}
-        for k in self.kernels:
-            for name, p in inspect.signature(getattr(k, "fn", k)).parameters.items():
-                params.setdefault(name, p.replace(kind=inspect.Parameter.KEYWORD_ONLY))
-        for name in _SHAPE_ARGS:
-            params[name] = inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=tl.constexpr)
-        params.pop("row0", None)  # set per chunk here, never by the caller
-
-        def fn(**kwargs):  # a signature holder only
-            raise NotImplementedError
-
-        fn.__signature__ = inspect.Signature(list(params.values()))
-        fn.__module__ = __name__
-        fn.__name__ = "stream_launch"
-        self.fn = fn
+        self.names = tuple(frozenset(param_names(k)) for k in self.kernels)
+        # row0 is set per chunk here, never by the caller.
+        self.fn = union_signature("stream_launch", self.kernels, add=_SHAPE_ARGS, drop=("row0",))
+        self.fn.__module__ = __name__
 
     def run(self, *, grid=None, warmup=False, **kw) -> direct.Composite:
         """Launch the kernels chunk by chunk (threshold, stage, select);
