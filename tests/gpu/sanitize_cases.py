@@ -3,7 +3,9 @@
 Covers each family (reg, stream, split) hinted and hint-free, values on and off, short rows (n <= K), n = K + 1,
 n = capacity and capacity + 1 (the streaming families stage a whole row when it fits), varlen batches with
 zero-window rows (kv_lens < next_n), a logits row stride wider than npad, rows whose ties overflow the staging slot
-(the retry ladder's tie rung) and repeated calls that launch directly. Every output is checked with
+(the retry ladder's tie rung), the split family's cooperative form (K=2048 rows of 10 programs: its accept path,
+varlen rows, a crossing bin past CROSS_CAP, the whole crossing bin needed, the tie rung) and repeated calls that
+launch directly. Every output is checked with
 ``gvr_topk.testing.check_exact``; the last line is ``GVR-SANITIZE-CASES OK <cases> cases`` when all were exact
 (exit 0), else the failures are listed and the exit status is 1.
 
@@ -56,6 +58,10 @@ def cases(quick: bool):
             out.append((f"{family} varlen next_n=3 float16", family, 5, [2, 6, 2000], 2000, 0, 3, False, True,
                         torch.float16))
     out.append(("auto route, K=1, one row", None, 1, [5000], 5000, 0, 1, False, False, torch.float32))
+    # The split family's cooperative form: K=2048 over rows of 20000 columns, 10 programs per row.
+    for hinted, values in (((False, True), (True, False)) if not quick else ((False, True),)):
+        out.append((f"split cooperative K=2048 varlen hinted={hinted} values={values}", "split", 2048,
+                    [0, 2048, 2049, 9000, 20000, 20000], 20000, 0, 1, hinted, values, torch.float32))
     return out
 
 
@@ -104,12 +110,25 @@ def tied_cases():
     return out
 
 
-def run_tied(family, x, seed):
+def coop_rows():
+    """Rows that take the split family's cooperative form (K=2048, 10 programs per row) off its accept path: one
+    huge score (coarse bins, a crossing bin past CROSS_CAP), exactly K tied top scores (the whole crossing bin
+    needed), all equal (the tie rung)."""
+    n = 20000
+    g = torch.Generator().manual_seed(12)
+    spike = torch.randn(2, n, generator=g)
+    spike[:, 11] = 1e30
+    block = torch.rand(2, n, generator=g)
+    block[:, torch.randperm(n, generator=g)[:2048]] = 100.0
+    return [("crossing bin past CROSS_CAP", spike), ("whole crossing bin", block), ("all equal", torch.ones(2, n))]
+
+
+def run_tied(family, x, seed, k=512):
     x = x.to(DEV)
     kv = torch.full((x.shape[0],), x.shape[1], dtype=torch.int32, device=DEV)
-    idx = torch.empty(x.shape[0], 512, dtype=torch.int32, device=DEV)
-    val = torch.empty(x.shape[0], 512, device=DEV)
-    hint = torch.topk(x, 512, dim=1).indices.to(torch.int32) if seed % 2 else None
+    idx = torch.empty(x.shape[0], k, dtype=torch.int32, device=DEV)
+    val = torch.empty(x.shape[0], k, device=DEV)
+    hint = torch.topk(x, k, dim=1).indices.to(torch.int32) if seed % 2 else None
     gvr_topk.run_varlen(x, hint, kv, idx, values=val, family=family, max_seq_len=x.shape[1])
     if DEV == "cuda":
         torch.cuda.synchronize()
@@ -127,6 +146,12 @@ def main(argv=None) -> int:
     for i, (name, family, x) in enumerate(tied_cases()):
         problems = run_tied(family, x, seed=i)
         print(f"[tie {i + 1}] {name}: {'exact' if not problems else 'WRONG ' + '; '.join(problems)}", flush=True)
+        failed += bool(problems)
+        total += 1
+    for i, (name, x) in enumerate(coop_rows()):
+        problems = run_tied("split", x, seed=i, k=2048)
+        print(f"[cooperative {i + 1}] {name}: {'exact' if not problems else 'WRONG ' + '; '.join(problems)}",
+              flush=True)
         failed += bool(problems)
         total += 1
     fails = []
