@@ -20,8 +20,9 @@ dependent block steps over all of the row's candidates on one SM (~11 us at K=20
 cooperative form every program of the row takes a slice of the staged candidates: the programs meet at two
 row barriers (all staged; all slice histograms added), then each emits its own certain winners and compacts its
 part of the crossing bin, and only that bin (usually tens of candidates) is left to the last program to arrive.
-The barriers spin, so every program of the grid must be resident at once: the launcher uses a cooperative launch
-(the driver refuses a grid that cannot be co-resident instead of letting it hang). Triton's interpreter runs
+The barriers spin, so every program of the grid must be resident at once: the launcher uses a cooperative launch,
+which runs all of a grid's programs together whatever else the GPU runs (the driver refuses a grid too large for
+that instead of letting it hang). Triton's interpreter runs
 programs one after another, where a spin barrier never returns; there the launcher runs the same code as three
 launches (``PHASE`` 1, 2, 3), each kernel boundary standing in for a barrier.
 

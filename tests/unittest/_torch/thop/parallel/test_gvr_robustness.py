@@ -421,9 +421,14 @@ def test_same_index_set_across_runs_families_and_modes(k, n, rows):
 
 @gpu_only
 @pytest.mark.parametrize("workspace_mode", ["caller", "default"])
-@pytest.mark.parametrize("family", [None, "stream", "split"])
-def test_two_streams_concurrently(workspace_mode, family):
-    rows, n, k, iters = 8, 200000, 1024, 40
+@pytest.mark.parametrize("family,k", [(None, 1024), ("stream", 1024), ("split", 1024), ("split", 2048)])
+def test_two_streams_concurrently(workspace_mode, family, k):
+    """K=2048 with the split family takes its cooperative form: two grids of 8 rows x 16 programs need more SMs
+    than the GPU has, so their spin barriers rely on each cooperative launch running all of its programs at once
+    whatever the other stream runs."""
+    rows, n, iters = 8, 200000, 40
+    if k == 2048:
+        assert gvr_topk.route(rows, n, n, k).coop
     streams = [torch.cuda.Stream(), torch.cuda.Stream()]
     wss = [torch.zeros(gvr_topk.workspace_bytes(rows, k), dtype=torch.uint8, device=DEV) if workspace_mode == "caller"
            else None for _ in streams]
