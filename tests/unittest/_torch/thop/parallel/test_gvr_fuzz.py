@@ -107,6 +107,19 @@ def _legal_families(rows: int, n_env: int, npad: int, k: int):
     return fams
 
 
+def widest_plan(cfg: Config) -> str:
+    """The plan of a configuration's widest launch (its envelope at max_seq_len, or the full row width), as
+    "family" or "split/coop" (the split family's cooperative form): the coverage report's view of which kernels a
+    configuration reached. A varlen case without max_seq_len whose rows are all shorter may route differently."""
+    rows = cfg.batch * cfg.next_n
+    n_env = cfg.npad if cfg.max_seq_len is None else min(cfg.max_seq_len // cfg.cr, cfg.npad)
+    if cfg.entry == "run":
+        n_env = min(max(cfg.n_valid_choices), cfg.npad)
+    plan = (gvr_topk.route(rows, n_env, cfg.npad, cfg.k) if cfg.family is None
+            else gvr_topk.plan_for(cfg.family, rows, n_env, cfg.npad, cfg.k))
+    return plan.family + ("/coop" if plan.coop else "")
+
+
 def make_config(seed: int) -> Config:
     rnd = random.Random(seed)
     k = rnd.choice(KS)
@@ -411,7 +424,8 @@ def fuzz(num_cases: int, master_seed: int, only: Optional[str] = None, on_config
     summary = dict(device=str(DEV), interpreter=gvr_topk.kernels_interpreted(), master_seed=master_seed,
                    configs=len(plan), cases=0, rows=0, mismatches=0, host_checked=0, failures=[],
                    coverage=dict(k=Counter(), family=Counter(), dtype=Counter(), entry=Counter(),
-                                 hint=Counter(), distribution=Counter(), request_kind=Counter()))
+                                 hint=Counter(), distribution=Counter(), request_kind=Counter(),
+                                 widest_plan=Counter()))
     cov = summary["coverage"]
     for cfg, seeds in plan:
         ws = _caller_workspace(cfg)
@@ -423,6 +437,7 @@ def fuzz(num_cases: int, master_seed: int, only: Optional[str] = None, on_config
             summary["rows"] += case.logits.shape[0]
             cov["k"][cfg.k] += 1
             cov["family"][str(cfg.family)] += 1
+            cov["widest_plan"][widest_plan(cfg)] += 1
             cov["dtype"][cfg.dtype] += 1
             cov["entry"][cfg.entry] += 1
             cov["hint"][str(case.hint_kind)] += 1
