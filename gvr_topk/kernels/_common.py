@@ -486,20 +486,32 @@ def _stage_share_after(x0, row_ptr, start, end, thr, count_ptr, slot_keys, slot_
 
 @triton.jit
 def _stage_tiles(row_ptr, s0, start, end, f, count_ptr, slot_keys, slot_cols, CAP: tl.constexpr, TILE: tl.constexpr,
-                 LANES: tl.constexpr):
+                 LANES: tl.constexpr, SPAN: tl.constexpr = False):
     """The staging loop of a share [start, end) from column ``s0`` (``start`` plus whole tiles): the whole tiles,
     then the partial last one if it starts at or after ``s0``. ``s0`` keeps ``start``'s divisibility (no clamp to
-    ``end``), which keeps the loop's address arithmetic as lean as a loop from ``start`` (sm_90 SASS)."""
+    ``end``), which keeps the loop's address arithmetic as lean as a loop from ``start`` (sm_90 SASS).
+
+    Returns the smallest and largest order key it admitted ((KEY_MAX, 0) for none) when SPAN, kept per thread and
+    reduced once after the loop; without SPAN nothing of it is computed (the returned pair is unused)."""
     offs = _tile_offsets(TILE, LANES)
+    lo = tl.full([TILE // LANES, LANES], 0xFFFFFFFF, tl.uint32)
+    hi = tl.zeros([TILE // LANES, LANES], tl.uint32)
     # An empty share (start >= end: a row shorter than the split assumes) stages nothing; the max keeps that from
     # depending on how // rounds a negative span.
     full = start + tl.maximum(end - start, 0) // TILE * TILE
     for s in range(s0, full, TILE):
-        _stage_tile(_load_tile(row_ptr, s + offs, end, False), s + offs, end, f, count_ptr, slot_keys, slot_cols,
-                    CAP, False)
+        x = _load_tile(row_ptr, s + offs, end, False)
+        _stage_tile(x, s + offs, end, f, count_ptr, slot_keys, slot_cols, CAP, False)
+        if SPAN:
+            lo, hi = _admitted_span(x, ~(x < f), lo, hi)
     if (full < end) & (full >= s0):
-        _stage_tile(_load_tile(row_ptr, full + offs, end, True), full + offs, end, f, count_ptr, slot_keys,
-                    slot_cols, CAP, True)
+        x = _load_tile(row_ptr, full + offs, end, True)
+        _stage_tile(x, full + offs, end, f, count_ptr, slot_keys, slot_cols, CAP, True)
+        if SPAN:
+            lo, hi = _admitted_span(x, ((full + offs) < end) & ~(x < f), lo, hi)
+    if SPAN:
+        lo, hi = tl.reduce((tl.reshape(lo, [TILE]), tl.reshape(hi, [TILE])), 0, _minmax_combine)
+    return lo, hi
 
 
 @triton.jit
@@ -514,21 +526,9 @@ def _stage_share_span(row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols,
                       TILE: tl.constexpr, LANES: tl.constexpr):
     """``_stage_share`` that also returns the smallest and largest order key it admitted ((KEY_MAX, 0) when it
     admitted none): the cooperative split kernel's programs combine them into the row's key window without reading
-    the slot back. The span is kept per thread and reduced once, after the loop."""
-    f = _key_floor(thr)
-    offs = _tile_offsets(TILE, LANES)
-    lo = tl.full([TILE // LANES, LANES], 0xFFFFFFFF, tl.uint32)
-    hi = tl.zeros([TILE // LANES, LANES], tl.uint32)
-    full = start + tl.maximum(end - start, 0) // TILE * TILE
-    for s in range(start, full, TILE):
-        x = _load_tile(row_ptr, s + offs, end, False)
-        _stage_tile(x, s + offs, end, f, count_ptr, slot_keys, slot_cols, CAP, False)
-        lo, hi = _admitted_span(x, ~(x < f), lo, hi)
-    if full < end:
-        x = _load_tile(row_ptr, full + offs, end, True)
-        _stage_tile(x, full + offs, end, f, count_ptr, slot_keys, slot_cols, CAP, True)
-        lo, hi = _admitted_span(x, ((full + offs) < end) & ~(x < f), lo, hi)
-    return tl.reduce((tl.reshape(lo, [TILE]), tl.reshape(hi, [TILE])), 0, _minmax_combine)
+    the slot back."""
+    return _stage_tiles(row_ptr, start, start, end, _key_floor(thr), count_ptr, slot_keys, slot_cols, CAP, TILE,
+                        LANES, True)
 
 
 @triton.jit

@@ -5,7 +5,6 @@ the three kernels that way: one ``run`` that takes the union of their arguments 
 own, chunk by chunk (``tuning.STREAM_CHUNK_ROWS`` rows per chunk bound the workspace whatever the batch).
 """
 
-
 import torch
 
 from .. import tuning
