@@ -35,7 +35,8 @@ KERNELS = [
      dict(TILE=tuning.STREAM_TILE, SPLIT=4, LANES=stage_lanes(tuning.STREAM_TILE, tuning.STREAM_WARPS)),
      tuning.STREAM_WARPS, tuning.STREAM_STAGE_MAXNREG),
     ("split", split._gvr_split_kernel,
-     dict(TILE=tuning.SPLIT_TILE, SPLIT=16, LANES=stage_lanes(tuning.SPLIT_TILE, tuning.SPLIT_WARPS)),
+     dict(TILE=tuning.SPLIT_TILE, SPLIT=16, LANES=stage_lanes(tuning.SPLIT_TILE, tuning.SPLIT_WARPS),
+          PREFETCH=tuning.SPLIT_PREFETCH),
      tuning.SPLIT_WARPS, 0),
     ("select", stream._gvr_select_kernel,
      dict(REFINE_TILE=tuning.REFINE_TILE, REFINE_LANES=stage_lanes(tuning.REFINE_TILE, tuning.SELECT_WARPS)),
@@ -44,7 +45,8 @@ KERNELS = [
     # The split family's cooperative form at 1 x 131075 (65 programs, 256-lane slices), its single launch.
     ("coop", split._gvr_split_coop_kernel,
      dict(TILE=tuning.SPLIT_TILE, SPLIT=65, LANES=stage_lanes(tuning.SPLIT_TILE, tuning.SPLIT_WARPS), SLICE=256,
-          COOP_WORDS=8 + (1 << tuning.SELECT_BIN_BITS) + 2 * tuning.CROSS_CAP, PHASE=0),
+          COOP_WORDS=8 + (1 << tuning.SELECT_BIN_BITS) + 2 * tuning.CROSS_CAP, PHASE=0,
+          PREFETCH=tuning.SPLIT_PREFETCH),
      tuning.SPLIT_WARPS, 0),
 ]
 WATCH = ("SHFL", "LDS", "STS", "BAR", "P2R", "LDG", "STG", "ATOMG")

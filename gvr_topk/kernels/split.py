@@ -42,6 +42,7 @@ from ._common import SELECT_BITS
 from ._common import _crossing_bin
 from ._common import _digit_shift
 from ._common import _emit_short
+from ._common import _first_tile
 from ._common import _order_key
 from ._common import _refine_row
 from ._common import _row_length
@@ -49,6 +50,7 @@ from ._common import _row_threshold
 from ._common import _select_tile
 from ._common import _share_bounds
 from ._common import _stage_share
+from ._common import _stage_share_prefetched
 from ._common import _stage_share_span
 
 
@@ -72,6 +74,7 @@ def _gvr_split_kernel(
     SAMPLE_GROUP: tl.constexpr, MIN_TILE: tl.constexpr, SPLIT: tl.constexpr,
     HINT_FREE: tl.constexpr,
     VARLEN: tl.constexpr, HAS_VALUES: tl.constexpr, LANES: tl.constexpr, TIE_RUNG: tl.constexpr,
+    PREFETCH: tl.constexpr,
 ):
     part = tl.program_id(0)
     row = tl.program_id(1)
@@ -82,13 +85,19 @@ def _gvr_split_kernel(
             _emit_short(out_ptr, val_ptr, row_ptr, n, K, KB, HAS_VALUES)
     else:
         start, end = _share_bounds(n, part, SPLIT, TILE)  # this program's share of the row
+        if PREFETCH:
+            x0 = _first_tile(row_ptr, start, end, TILE, LANES)  # in flight while the threshold is computed
         thr = _row_threshold(row_ptr, n, aim, CAP, SAMPLE, SAMPLE_GROUP)
         count_ptr = ws_count_ptr + row.to(tl.int64) * 2
         arrive_ptr = count_ptr + 1
         slot_keys = ws_keys_ptr + row.to(tl.int64) * CAP
         slot_cols = ws_cols_ptr + row.to(tl.int64) * CAP
         # ---- this program's share of the row ----
-        _stage_share(row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP, TILE, LANES)
+        if PREFETCH:
+            _stage_share_prefetched(x0, row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP, TILE, LANES,
+                                    False)
+        else:
+            _stage_share(row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP, TILE, LANES)
         # ---- hand-off: the last program to arrive finishes the row ----
         tl.debug_barrier()
         arrived = tl.atomic_add(arrive_ptr, 1, sem="acq_rel")
@@ -160,7 +169,7 @@ def _gvr_split_coop_kernel(
     SAMPLE_GROUP: tl.constexpr, MIN_TILE: tl.constexpr, SPLIT: tl.constexpr,
     HINT_FREE: tl.constexpr,
     VARLEN: tl.constexpr, HAS_VALUES: tl.constexpr, LANES: tl.constexpr, TIE_RUNG: tl.constexpr,
-    SLICE: tl.constexpr, COOP_WORDS: tl.constexpr, PHASE: tl.constexpr,
+    PREFETCH: tl.constexpr, SLICE: tl.constexpr, COOP_WORDS: tl.constexpr, PHASE: tl.constexpr,
 ):
     """The split family with a shared selection: grid (SPLIT, rows), every program resident (cooperative launch).
 
@@ -189,8 +198,15 @@ def _gvr_split_coop_kernel(
         # ---- stage this program's share; the row's key window from every share's admitted span ----
         if PHASE <= 1:
             start, end = _share_bounds(n, part, SPLIT, TILE)
+            if PREFETCH:
+                x0 = _first_tile(row_ptr, start, end, TILE, LANES)
             thr = _row_threshold(row_ptr, n, aim, CAP, SAMPLE, SAMPLE_GROUP)
-            lo, hi = _stage_share_span(row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP, TILE, LANES)
+            if PREFETCH:
+                lo, hi = _stage_share_prefetched(x0, row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP,
+                                                 TILE, LANES, True)
+            else:
+                lo, hi = _stage_share_span(row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP, TILE,
+                                           LANES)
             if part == 0:
                 tl.store(ucoop + _C_THR, thr)  # for the retry ladder, when the launches are separate
             tl.atomic_max(ucoop + _C_LO, 0xFFFFFFFF - lo, sem="relaxed")

@@ -13,6 +13,7 @@ Run (GPU)::
 
     PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck python tests/gpu/sanitize_cases.py
     PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool racecheck python tests/gpu/sanitize_cases.py --quick
+    PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck python tests/gpu/sanitize_cases.py --family split
 
 Without the caching allocator every tensor is its own cudaMalloc, so an access past a tensor's end is outside any
 allocation and memcheck reports it (with caching it could land in a neighbouring cached block). Outputs are
@@ -140,15 +141,20 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="fewer cases (for racecheck, which is slow)")
     ap.add_argument("--ties-only", action="store_true",
                     help="only the tie-rung rows and the repeated (direct) calls of every streaming family")
+    ap.add_argument("--family", choices=gvr_topk.FAMILIES, default=None,
+                    help="only the cases of this family (a shorter sanitizer run after a change to one family)")
     args = ap.parse_args(argv)
+    mine = (lambda family: args.family is None or family == args.family)
     failed = 0
     total = 0
     for i, (name, family, x) in enumerate(tied_cases()):
+        if not mine(family):
+            continue
         problems = run_tied(family, x, seed=i)
         print(f"[tie {i + 1}] {name}: {'exact' if not problems else 'WRONG ' + '; '.join(problems)}", flush=True)
         failed += bool(problems)
         total += 1
-    for i, (name, x) in enumerate(coop_rows()):
+    for i, (name, x) in enumerate(coop_rows() if mine("split") else []):
         problems = run_tied("split", x, seed=i, k=2048)
         print(f"[cooperative {i + 1}] {name}: {'exact' if not problems else 'WRONG ' + '; '.join(problems)}",
               flush=True)
@@ -156,9 +162,9 @@ def main(argv=None) -> int:
         total += 1
     fails = []
     if args.ties_only:
-        total += _repeated_calls((("split", 20000, 2), ("stream", 16387, 2)), fails.append)
+        total += _repeated_calls([s for s in (("split", 20000, 2), ("stream", 16387, 2)) if mine(s[0])], fails.append)
         return _verdict(failed + len(fails), total)
-    all_cases = cases(args.quick)
+    all_cases = [c for c in cases(args.quick) if mine(c[1])]
     for i, c in enumerate(all_cases):
         problems = run_case(*c, seed=i)
         print(f"[{i + 1}/{len(all_cases)}] {c[0]}: {'exact' if not problems else 'WRONG ' + '; '.join(problems)}",
@@ -166,19 +172,24 @@ def main(argv=None) -> int:
         failed += bool(problems)
     # The batch-uniform entry and the functional form.
     x = torch.randn(3, 5000, device=DEV)
-    for family in gvr_topk.FAMILIES:
+    families = [f for f in gvr_topk.FAMILIES if mine(f)]
+    for family in families:
         idx = torch.empty(3, 64, dtype=torch.int32, device=DEV)
         gvr_topk.run(x, None, 4097, idx, family=family)
         p = check_exact(x, idx, n_valid=4097)
         print(f"run family={family}: {'exact' if not p else 'WRONG ' + '; '.join(p)}", flush=True)
         failed += bool(p)
-    direct_calls = _repeated_calls((("split", 20000, 2), ("reg", 5000, 2), ("stream", 16387, 2)), fails.append)
+    direct_calls = _repeated_calls([s for s in (("split", 20000, 2), ("reg", 5000, 2), ("stream", 16387, 2))
+                                    if mine(s[0])], fails.append)
     failed += len(fails)
-    idx, val = gvr_topk.topk(x, 100, return_values=True)
-    p = check_exact(x, idx, values=val)
-    failed += bool(p)
-    print(f"topk: {'exact' if not p else 'WRONG ' + '; '.join(p)}")
-    return _verdict(failed, total + len(all_cases) + len(gvr_topk.FAMILIES) + direct_calls + 1)
+    total += len(all_cases) + len(families) + direct_calls
+    if args.family is None:
+        idx, val = gvr_topk.topk(x, 100, return_values=True)
+        p = check_exact(x, idx, values=val)
+        failed += bool(p)
+        total += 1
+        print(f"topk: {'exact' if not p else 'WRONG ' + '; '.join(p)}")
+    return _verdict(failed, total)
 
 
 def _repeated_calls(shapes, on_fail) -> int:

@@ -18,10 +18,13 @@ import triton
 import triton.language as tl
 
 from gvr_topk import reference
+from gvr_topk.kernels._common import _first_tile
 from gvr_topk.kernels._common import _load_tile
 from gvr_topk.kernels._common import _share_bounds
 from gvr_topk.kernels._common import _stage_share
 from gvr_topk.kernels._common import _stage_share_after
+from gvr_topk.kernels._common import _stage_share_prefetched
+from gvr_topk.kernels._common import _stage_share_span
 from gvr_topk.kernels._common import _tile_offsets
 
 pytestmark = pytest.mark.gvr_topk
@@ -31,14 +34,26 @@ CAP = 4096
 
 
 @triton.jit
-def _stage_row_kernel(row_ptr, thr_ptr, count_ptr, keys_ptr, cols_ptr, n, CAP: tl.constexpr, TILE: tl.constexpr,
-                      SPLIT: tl.constexpr, LANES: tl.constexpr, PRELOAD: tl.constexpr):
+def _stage_row_kernel(row_ptr, thr_ptr, count_ptr, keys_ptr, cols_ptr, span_ptr, n, CAP: tl.constexpr,
+                      TILE: tl.constexpr, SPLIT: tl.constexpr, LANES: tl.constexpr, MODE: tl.constexpr):
     part = tl.program_id(0)
     start, end = _share_bounds(n, part, SPLIT, TILE)
-    if PRELOAD:  # the streaming family's stage kernel: the first tile is loaded before the threshold
+    uspan = span_ptr.to(tl.pointer_type(tl.uint32))
+    if MODE == 1:  # the streaming family's stage kernel: the first tile is loaded before the threshold
         x0 = _load_tile(row_ptr, start + _tile_offsets(TILE, LANES), end, True)
         thr = tl.load(thr_ptr).to(tl.uint32, bitcast=True)
         _stage_share_after(x0, row_ptr, start, end, thr, count_ptr, keys_ptr, cols_ptr, CAP, TILE, LANES)
+    elif MODE >= 2:  # the split family's: admitted key span; with one tile in flight ahead (MODE 3) or not
+        if MODE == 3:
+            x0 = _first_tile(row_ptr, start, end, TILE, LANES)
+        thr = tl.load(thr_ptr).to(tl.uint32, bitcast=True)
+        if MODE == 3:
+            lo, hi = _stage_share_prefetched(x0, row_ptr, start, end, thr, count_ptr, keys_ptr, cols_ptr, CAP, TILE,
+                                             LANES, True)
+        else:
+            lo, hi = _stage_share_span(row_ptr, start, end, thr, count_ptr, keys_ptr, cols_ptr, CAP, TILE, LANES)
+        tl.atomic_max(uspan, 0xFFFFFFFF - lo)
+        tl.atomic_max(uspan + 1, hi)
     else:
         thr = tl.load(thr_ptr).to(tl.uint32, bitcast=True)
         _stage_share(row_ptr, start, end, thr, count_ptr, keys_ptr, cols_ptr, CAP, TILE, LANES)
@@ -76,8 +91,8 @@ THRESHOLDS = [1, 0x00400000, 0x007FFFFF, 0x7FFFFFFF, 0x80000000, 0x80000001, 0x3
 
 @pytest.mark.parametrize("thr", THRESHOLDS, ids=[f"{t:#010x}" for t in THRESHOLDS])
 @pytest.mark.parametrize("tile,lanes,split", [(1024, 32, 3), (512, 64, 1), (1024, 32, 4)])
-@pytest.mark.parametrize("preload", [False, True], ids=["loop", "first_tile_preloaded"])
-def test_staging_admits_an_upward_closed_superset(thr, tile, lanes, split, preload):
+@pytest.mark.parametrize("mode", [0, 1, 2, 3], ids=["loop", "first_tile_preloaded", "span", "prefetched_span"])
+def test_staging_admits_an_upward_closed_superset(thr, tile, lanes, split, mode):
     # n = 5000: shares of exactly two tiles, a share shorter than a tile, an empty share (split 4), and one share
     # of nine whole tiles and a partial one (split 1).
     n = 5000
@@ -96,9 +111,16 @@ def test_staging_admits_an_upward_closed_superset(thr, tile, lanes, split, prelo
     slot_cols = torch.full((CAP,), -7, dtype=torch.int32, device=DEV)
     thr_t = torch.tensor([thr], dtype=torch.int64).to(torch.int32).to(DEV)
     xd = x.to(DEV)
-    _stage_row_kernel[(split,)](xd, thr_t, count, slot_keys, slot_cols, n, CAP=CAP, TILE=tile, SPLIT=split,
-                                LANES=lanes, PRELOAD=preload, num_warps=max(1, lanes // 32))
+    span = torch.zeros(2, dtype=torch.int32, device=DEV)
+    _stage_row_kernel[(split,)](xd, thr_t, count, slot_keys, slot_cols, span, n, CAP=CAP, TILE=tile, SPLIT=split,
+                                LANES=lanes, MODE=mode, num_warps=max(1, lanes // 32))
     want = int(admitted.sum())
+    if mode >= 2:
+        # The smallest and largest admitted order key ((KEY_MAX, 0) when nothing is admitted), over all shares.
+        got_lo, got_hi = (int(v) & 0xFFFFFFFF for v in span.cpu())
+        lo = int(keys[admitted].min()) if want else 0xFFFFFFFF
+        hi = int(keys[admitted].max()) if want else 0
+        assert (0xFFFFFFFF - got_lo, got_hi) == (lo, hi)
     assert int(count.item()) == want  # the exact size of the admitted set, even past CAP
     held = min(want, CAP)
     cols = slot_cols[:held].cpu().to(torch.int64)
