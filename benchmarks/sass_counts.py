@@ -49,7 +49,7 @@ KERNELS = [
           PREFETCH=tuning.SPLIT_PREFETCH),
      tuning.SPLIT_WARPS, 0),
 ]
-WATCH = ("SHFL", "LDS", "STS", "BAR", "P2R", "LDG", "STG", "ATOMG")
+WATCH = ("SHFL", "LDS", "STS", "BAR", "P2R", "LDG", "STG", "ATOMG", "LDL", "STL")
 _INSN = re.compile(r"\s+/\*[0-9a-f]+\*/\s*(.*?)\s*;")
 _LABEL = re.compile(r"\.(L_x_\d+):")
 
@@ -93,7 +93,8 @@ def compile_sass(kernel, constexprs: dict, warps: int, maxnreg: int):
 
 
 def staging_loops(sass: str) -> list:
-    """Instruction counts of the loops that load from global memory and do a global atomic (one per tile)."""
+    """Instruction counts of the loops that load from global memory and do a global atomic (one per tile), each
+    with its local-memory (spill) loads and stores when it has any, e.g. ``309+4LDL/STL``."""
     insns, labels = [], {}
     for line in sass.splitlines():
         m = _LABEL.match(line.strip())
@@ -108,7 +109,8 @@ def staging_loops(sass: str) -> list:
         if m and labels.get(m.group(1), i + 1) <= i:
             body = insns[labels[m.group(1)]:i + 1]
             if any("ATOMG" in b for b in body) and any(_opcode(b) == "LDG" for b in body):
-                loops.append(len(body))
+                spills = sum(_opcode(b) in ("LDL", "STL") for b in body)
+                loops.append(f"{len(body)}" + (f"+{spills}LDL/STL" if spills else ""))
     return loops
 
 
@@ -124,7 +126,7 @@ def main(argv=None) -> int:
         ops = collections.Counter(_opcode(m.group(1)) for m in map(_INSN.match, sass.splitlines()) if m)
         watch = " ".join(f"{k} {ops[k]}" for k in WATCH)
         print(f"{name:10s} warps {warps:2d} regs {regs:3d} instructions {sum(ops.values()):6d} "
-              f"staging loop(s) {staging_loops(sass)}  [{watch}]")
+              f"staging loop(s) [{', '.join(staging_loops(sass))}]  [{watch}]")
     return 0
 
 

@@ -42,7 +42,7 @@ from ._common import SELECT_BITS
 from ._common import _crossing_bin
 from ._common import _digit_shift
 from ._common import _emit_short
-from ._common import _first_tile
+from ._common import _first_tiles
 from ._common import _order_key
 from ._common import _refine_row
 from ._common import _row_length
@@ -85,17 +85,17 @@ def _gvr_split_kernel(
             _emit_short(out_ptr, val_ptr, row_ptr, n, K, KB, HAS_VALUES)
     else:
         start, end = _share_bounds(n, part, SPLIT, TILE)  # this program's share of the row
-        if PREFETCH:
-            x0 = _first_tile(row_ptr, start, end, TILE, LANES)  # in flight while the threshold is computed
+        if PREFETCH > 0:
+            x0, x1 = _first_tiles(row_ptr, start, end, TILE, LANES, PREFETCH)  # in flight during the threshold
         thr = _row_threshold(row_ptr, n, aim, CAP, SAMPLE, SAMPLE_GROUP)
         count_ptr = ws_count_ptr + row.to(tl.int64) * 2
         arrive_ptr = count_ptr + 1
         slot_keys = ws_keys_ptr + row.to(tl.int64) * CAP
         slot_cols = ws_cols_ptr + row.to(tl.int64) * CAP
         # ---- this program's share of the row ----
-        if PREFETCH:
-            _stage_share_prefetched(x0, row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP, TILE, LANES,
-                                    False)
+        if PREFETCH > 0:
+            _stage_share_prefetched(x0, x1, row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP, TILE,
+                                    LANES, False, PREFETCH)
         else:
             _stage_share(row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP, TILE, LANES)
         # ---- hand-off: the last program to arrive finishes the row ----
@@ -198,12 +198,12 @@ def _gvr_split_coop_kernel(
         # ---- stage this program's share; the row's key window from every share's admitted span ----
         if PHASE <= 1:
             start, end = _share_bounds(n, part, SPLIT, TILE)
-            if PREFETCH:
-                x0 = _first_tile(row_ptr, start, end, TILE, LANES)
+            if PREFETCH > 0:
+                x0, x1 = _first_tiles(row_ptr, start, end, TILE, LANES, PREFETCH)
             thr = _row_threshold(row_ptr, n, aim, CAP, SAMPLE, SAMPLE_GROUP)
-            if PREFETCH:
-                lo, hi = _stage_share_prefetched(x0, row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP,
-                                                 TILE, LANES, True)
+            if PREFETCH > 0:
+                lo, hi = _stage_share_prefetched(x0, x1, row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols,
+                                                 CAP, TILE, LANES, True, PREFETCH)
             else:
                 lo, hi = _stage_share_span(row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP, TILE,
                                            LANES)

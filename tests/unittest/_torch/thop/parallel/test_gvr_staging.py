@@ -18,7 +18,7 @@ import triton
 import triton.language as tl
 
 from gvr_topk import reference
-from gvr_topk.kernels._common import _first_tile
+from gvr_topk.kernels._common import _first_tiles
 from gvr_topk.kernels._common import _load_tile
 from gvr_topk.kernels._common import _share_bounds
 from gvr_topk.kernels._common import _stage_share
@@ -43,13 +43,13 @@ def _stage_row_kernel(row_ptr, thr_ptr, count_ptr, keys_ptr, cols_ptr, span_ptr,
         x0 = _load_tile(row_ptr, start + _tile_offsets(TILE, LANES), end, True)
         thr = tl.load(thr_ptr).to(tl.uint32, bitcast=True)
         _stage_share_after(x0, row_ptr, start, end, thr, count_ptr, keys_ptr, cols_ptr, CAP, TILE, LANES)
-    elif MODE >= 2:  # the split family's: admitted key span; with one tile in flight ahead (MODE 3) or not
-        if MODE == 3:
-            x0 = _first_tile(row_ptr, start, end, TILE, LANES)
+    elif MODE >= 2:  # the split family's: admitted key span; with MODE - 2 tiles in flight ahead (MODE 3, 4)
+        if MODE >= 3:
+            x0, x1 = _first_tiles(row_ptr, start, end, TILE, LANES, MODE - 2)
         thr = tl.load(thr_ptr).to(tl.uint32, bitcast=True)
-        if MODE == 3:
-            lo, hi = _stage_share_prefetched(x0, row_ptr, start, end, thr, count_ptr, keys_ptr, cols_ptr, CAP, TILE,
-                                             LANES, True)
+        if MODE >= 3:
+            lo, hi = _stage_share_prefetched(x0, x1, row_ptr, start, end, thr, count_ptr, keys_ptr, cols_ptr, CAP,
+                                             TILE, LANES, True, MODE - 2)
         else:
             lo, hi = _stage_share_span(row_ptr, start, end, thr, count_ptr, keys_ptr, cols_ptr, CAP, TILE, LANES)
         tl.atomic_max(uspan, 0xFFFFFFFF - lo)
@@ -91,7 +91,8 @@ THRESHOLDS = [1, 0x00400000, 0x007FFFFF, 0x7FFFFFFF, 0x80000000, 0x80000001, 0x3
 
 @pytest.mark.parametrize("thr", THRESHOLDS, ids=[f"{t:#010x}" for t in THRESHOLDS])
 @pytest.mark.parametrize("tile,lanes,split", [(1024, 32, 3), (512, 64, 1), (1024, 32, 4)])
-@pytest.mark.parametrize("mode", [0, 1, 2, 3], ids=["loop", "first_tile_preloaded", "span", "prefetched_span"])
+@pytest.mark.parametrize("mode", [0, 1, 2, 3, 4],
+                         ids=["loop", "first_tile_preloaded", "span", "one_ahead_span", "two_ahead_span"])
 def test_staging_admits_an_upward_closed_superset(thr, tile, lanes, split, mode):
     # n = 5000: shares of exactly two tiles, a share shorter than a tile, an empty share (split 4), and one share
     # of nine whole tiles and a partial one (split 1).
