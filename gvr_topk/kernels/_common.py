@@ -486,32 +486,20 @@ def _stage_share_after(x0, row_ptr, start, end, thr, count_ptr, slot_keys, slot_
 
 @triton.jit
 def _stage_tiles(row_ptr, s0, start, end, f, count_ptr, slot_keys, slot_cols, CAP: tl.constexpr, TILE: tl.constexpr,
-                 LANES: tl.constexpr, SPAN: tl.constexpr = False):
+                 LANES: tl.constexpr):
     """The staging loop of a share [start, end) from column ``s0`` (``start`` plus whole tiles): the whole tiles,
     then the partial last one if it starts at or after ``s0``. ``s0`` keeps ``start``'s divisibility (no clamp to
-    ``end``), which keeps the loop's address arithmetic as lean as a loop from ``start`` (sm_90 SASS).
-
-    Returns the smallest and largest order key it admitted ((KEY_MAX, 0) for none) when SPAN, kept per thread and
-    reduced once after the loop; without SPAN nothing of it is computed (the returned pair is unused)."""
+    ``end``), which keeps the loop's address arithmetic as lean as a loop from ``start`` (sm_90 SASS)."""
     offs = _tile_offsets(TILE, LANES)
-    lo = tl.full([TILE // LANES, LANES], 0xFFFFFFFF, tl.uint32)
-    hi = tl.zeros([TILE // LANES, LANES], tl.uint32)
     # An empty share (start >= end: a row shorter than the split assumes) stages nothing; the max keeps that from
     # depending on how // rounds a negative span.
     full = start + tl.maximum(end - start, 0) // TILE * TILE
     for s in range(s0, full, TILE):
-        x = _load_tile(row_ptr, s + offs, end, False)
-        _stage_tile(x, s + offs, end, f, count_ptr, slot_keys, slot_cols, CAP, False)
-        if SPAN:
-            lo, hi = _admitted_span(x, ~(x < f), lo, hi)
+        _stage_tile(_load_tile(row_ptr, s + offs, end, False), s + offs, end, f, count_ptr, slot_keys, slot_cols,
+                    CAP, False)
     if (full < end) & (full >= s0):
-        x = _load_tile(row_ptr, full + offs, end, True)
-        _stage_tile(x, full + offs, end, f, count_ptr, slot_keys, slot_cols, CAP, True)
-        if SPAN:
-            lo, hi = _admitted_span(x, ((full + offs) < end) & ~(x < f), lo, hi)
-    if SPAN:
-        lo, hi = tl.reduce((tl.reshape(lo, [TILE]), tl.reshape(hi, [TILE])), 0, _minmax_combine)
-    return lo, hi
+        _stage_tile(_load_tile(row_ptr, full + offs, end, True), full + offs, end, f, count_ptr, slot_keys,
+                    slot_cols, CAP, True)
 
 
 @triton.jit
@@ -522,20 +510,11 @@ def _admitted_span(x, keep, lo, hi):
 
 
 @triton.jit
-def _stage_share_span(row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP: tl.constexpr,
-                      TILE: tl.constexpr, LANES: tl.constexpr):
-    """``_stage_share`` that also returns the smallest and largest order key it admitted ((KEY_MAX, 0) when it
-    admitted none): the cooperative split kernel's programs combine them into the row's key window without reading
-    the slot back."""
-    return _stage_tiles(row_ptr, start, start, end, _key_floor(thr), count_ptr, slot_keys, slot_cols, CAP, TILE,
-                        LANES, True)
-
-
-@triton.jit
 def _first_tiles(row_ptr, start, end, TILE: tl.constexpr, LANES: tl.constexpr, DEPTH: tl.constexpr):
     """The scores of a share's first DEPTH (1 or 2) tiles from column ``start`` (0.0 at or past ``end``), for
     ``_stage_share_prefetched``: requested before the program computes its threshold, so the two overlap. With
     DEPTH 1 the second value is the first tile again (unused)."""
+    tl.static_assert((DEPTH == 1) | (DEPTH == 2), "tuning.SPLIT_PREFETCH: 1 or 2 tiles ahead")
     offs = _tile_offsets(TILE, LANES)
     x0 = _load_tile(row_ptr, start + offs, end, True)
     x1 = x0
@@ -547,15 +526,17 @@ def _first_tiles(row_ptr, start, end, TILE: tl.constexpr, LANES: tl.constexpr, D
 @triton.jit
 def _stage_share_prefetched(x0, x1, row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP: tl.constexpr,
                             TILE: tl.constexpr, LANES: tl.constexpr, SPAN: tl.constexpr, DEPTH: tl.constexpr):
-    """``_stage_share`` (``_stage_share_span`` when SPAN) for a program that streams its share alone, with DEPTH
-    tiles in flight ahead of the one it stages: the first tiles ``x0``, ``x1`` come loaded (``_first_tiles``), and
-    each tile's DEPTH-th successor is requested before the tile is staged, so the loads' latency overlaps the
-    staging of the tiles before them.
+    """``_stage_share`` for a program that streams its share alone (the split family), with DEPTH tiles in flight
+    ahead of the one it stages: the first tiles ``x0``, ``x1`` come loaded (``_first_tiles``), and each tile's
+    DEPTH-th successor is requested before the tile is staged, so the loads' latency overlaps the staging of the
+    tiles before them. With SPAN it also returns the smallest and largest order key it admitted ((KEY_MAX, 0) for
+    none; the cooperative kernel's row window), kept per thread and reduced once after the loop; without SPAN the
+    returned pair is unused.
 
-    Why (the split family, NOTES entry 19): a split program is one per SM, so nothing else on the SM hides its
-    loads; without the look-ahead each tile costs a full memory round trip, then its staging. Every tile goes
-    through the masked path (a look-ahead past ``end`` is masked out and reads nothing); the compares this adds
-    are cheap beside the round trip. Returns the admitted keys' (min, max) as ``_stage_tiles`` does."""
+    Why (NOTES entry 19): a split program is one per SM, so nothing else on the SM hides its loads; without the
+    look-ahead each tile cost a full memory round trip, then its staging (8 x 131075 K=2048: 32.7 -> 26.6 us).
+    Every tile goes through the masked path (a look-ahead past ``end`` is masked out and reads nothing); the
+    compares this adds are cheap beside the round trip."""
     offs = _tile_offsets(TILE, LANES)
     f = _key_floor(thr)
     lo = tl.full([TILE // LANES, LANES], 0xFFFFFFFF, tl.uint32)

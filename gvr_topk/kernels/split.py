@@ -8,7 +8,8 @@ GVR structure without inter-program communication before the hand-off:
 
 1. Every program of a row samples the *same* positions, so all compute the same threshold.
 2. Each streams its contiguous share of the row once and stages survivors into the row's workspace slot, reserving
-   space with one atomic per tile on the row's counter.
+   space with one atomic per tile on the row's counter. It keeps a tile in flight ahead of the one it stages, the
+   first requested before the sample (``tuning.SPLIT_PREFETCH``): alone on its SM, nothing else hides its loads.
 3. After a barrier, each program adds 1 to the row's arrival counter (acq_rel); the program that arrives last is
    the finisher. It resets both counters to zero (the workspace restores itself, so CUDA-graph replays need no
    memset) and runs the exact selection on the staged candidates.
@@ -49,9 +50,7 @@ from ._common import _row_length
 from ._common import _row_threshold
 from ._common import _select_tile
 from ._common import _share_bounds
-from ._common import _stage_share
 from ._common import _stage_share_prefetched
-from ._common import _stage_share_span
 
 
 @triton.jit
@@ -85,19 +84,15 @@ def _gvr_split_kernel(
             _emit_short(out_ptr, val_ptr, row_ptr, n, K, KB, HAS_VALUES)
     else:
         start, end = _share_bounds(n, part, SPLIT, TILE)  # this program's share of the row
-        if PREFETCH > 0:
-            x0, x1 = _first_tiles(row_ptr, start, end, TILE, LANES, PREFETCH)  # in flight during the threshold
+        x0, x1 = _first_tiles(row_ptr, start, end, TILE, LANES, PREFETCH)  # in flight during the threshold
         thr = _row_threshold(row_ptr, n, aim, CAP, SAMPLE, SAMPLE_GROUP)
         count_ptr = ws_count_ptr + row.to(tl.int64) * 2
         arrive_ptr = count_ptr + 1
         slot_keys = ws_keys_ptr + row.to(tl.int64) * CAP
         slot_cols = ws_cols_ptr + row.to(tl.int64) * CAP
         # ---- this program's share of the row ----
-        if PREFETCH > 0:
-            _stage_share_prefetched(x0, x1, row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP, TILE,
-                                    LANES, False, PREFETCH)
-        else:
-            _stage_share(row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP, TILE, LANES)
+        _stage_share_prefetched(x0, x1, row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP, TILE, LANES,
+                                False, PREFETCH)
         # ---- hand-off: the last program to arrive finishes the row ----
         tl.debug_barrier()
         arrived = tl.atomic_add(arrive_ptr, 1, sem="acq_rel")
@@ -198,15 +193,10 @@ def _gvr_split_coop_kernel(
         # ---- stage this program's share; the row's key window from every share's admitted span ----
         if PHASE <= 1:
             start, end = _share_bounds(n, part, SPLIT, TILE)
-            if PREFETCH > 0:
-                x0, x1 = _first_tiles(row_ptr, start, end, TILE, LANES, PREFETCH)
+            x0, x1 = _first_tiles(row_ptr, start, end, TILE, LANES, PREFETCH)
             thr = _row_threshold(row_ptr, n, aim, CAP, SAMPLE, SAMPLE_GROUP)
-            if PREFETCH > 0:
-                lo, hi = _stage_share_prefetched(x0, x1, row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols,
-                                                 CAP, TILE, LANES, True, PREFETCH)
-            else:
-                lo, hi = _stage_share_span(row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP, TILE,
-                                           LANES)
+            lo, hi = _stage_share_prefetched(x0, x1, row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP,
+                                             TILE, LANES, True, PREFETCH)
             if part == 0:
                 tl.store(ucoop + _C_THR, thr)  # for the retry ladder, when the launches are separate
             tl.atomic_max(ucoop + _C_LO, 0xFFFFFFFF - lo, sem="relaxed")

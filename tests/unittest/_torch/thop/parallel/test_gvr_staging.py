@@ -24,7 +24,6 @@ from gvr_topk.kernels._common import _share_bounds
 from gvr_topk.kernels._common import _stage_share
 from gvr_topk.kernels._common import _stage_share_after
 from gvr_topk.kernels._common import _stage_share_prefetched
-from gvr_topk.kernels._common import _stage_share_span
 from gvr_topk.kernels._common import _tile_offsets
 
 pytestmark = pytest.mark.gvr_topk
@@ -43,17 +42,16 @@ def _stage_row_kernel(row_ptr, thr_ptr, count_ptr, keys_ptr, cols_ptr, span_ptr,
         x0 = _load_tile(row_ptr, start + _tile_offsets(TILE, LANES), end, True)
         thr = tl.load(thr_ptr).to(tl.uint32, bitcast=True)
         _stage_share_after(x0, row_ptr, start, end, thr, count_ptr, keys_ptr, cols_ptr, CAP, TILE, LANES)
-    elif MODE >= 2:  # the split family's: admitted key span; with MODE - 2 tiles in flight ahead (MODE 3, 4)
-        if MODE >= 3:
-            x0, x1 = _first_tiles(row_ptr, start, end, TILE, LANES, MODE - 2)
+    elif MODE >= 2:  # the split family's: 1 (MODE 2, 3) or 2 (MODE 4, 5) tiles ahead; odd MODE: the admitted span
+        DEPTH: tl.constexpr = 1 + (MODE >= 4)
+        SPAN: tl.constexpr = MODE % 2 == 1
+        x0, x1 = _first_tiles(row_ptr, start, end, TILE, LANES, DEPTH)
         thr = tl.load(thr_ptr).to(tl.uint32, bitcast=True)
-        if MODE >= 3:
-            lo, hi = _stage_share_prefetched(x0, x1, row_ptr, start, end, thr, count_ptr, keys_ptr, cols_ptr, CAP,
-                                             TILE, LANES, True, MODE - 2)
-        else:
-            lo, hi = _stage_share_span(row_ptr, start, end, thr, count_ptr, keys_ptr, cols_ptr, CAP, TILE, LANES)
-        tl.atomic_max(uspan, 0xFFFFFFFF - lo)
-        tl.atomic_max(uspan + 1, hi)
+        lo, hi = _stage_share_prefetched(x0, x1, row_ptr, start, end, thr, count_ptr, keys_ptr, cols_ptr, CAP, TILE,
+                                         LANES, SPAN, DEPTH)
+        if SPAN:
+            tl.atomic_max(uspan, 0xFFFFFFFF - lo)
+            tl.atomic_max(uspan + 1, hi)
     else:
         thr = tl.load(thr_ptr).to(tl.uint32, bitcast=True)
         _stage_share(row_ptr, start, end, thr, count_ptr, keys_ptr, cols_ptr, CAP, TILE, LANES)
@@ -91,8 +89,8 @@ THRESHOLDS = [1, 0x00400000, 0x007FFFFF, 0x7FFFFFFF, 0x80000000, 0x80000001, 0x3
 
 @pytest.mark.parametrize("thr", THRESHOLDS, ids=[f"{t:#010x}" for t in THRESHOLDS])
 @pytest.mark.parametrize("tile,lanes,split", [(1024, 32, 3), (512, 64, 1), (1024, 32, 4)])
-@pytest.mark.parametrize("mode", [0, 1, 2, 3, 4],
-                         ids=["loop", "first_tile_preloaded", "span", "one_ahead_span", "two_ahead_span"])
+@pytest.mark.parametrize("mode", range(6), ids=["loop", "first_tile_preloaded", "one_ahead", "one_ahead_span",
+                                                  "two_ahead", "two_ahead_span"])
 def test_staging_admits_an_upward_closed_superset(thr, tile, lanes, split, mode):
     # n = 5000: shares of exactly two tiles, a share shorter than a tile, an empty share (split 4), and one share
     # of nine whole tiles and a partial one (split 1).
@@ -116,7 +114,7 @@ def test_staging_admits_an_upward_closed_superset(thr, tile, lanes, split, mode)
     _stage_row_kernel[(split,)](xd, thr_t, count, slot_keys, slot_cols, span, n, CAP=CAP, TILE=tile, SPLIT=split,
                                 LANES=lanes, MODE=mode, num_warps=max(1, lanes // 32))
     want = int(admitted.sum())
-    if mode >= 2:
+    if mode in (3, 5):
         # The smallest and largest admitted order key ((KEY_MAX, 0) when nothing is admitted), over all shares.
         got_lo, got_hi = (int(v) & 0xFFFFFFFF for v in span.cpu())
         lo = int(keys[admitted].min()) if want else 0xFFFFFFFF
