@@ -559,6 +559,8 @@ def test_compute_sanitizer(tool):
     env = dict(os.environ, PYTORCH_NO_CUDA_MEMORY_CACHING="1",
                PYTHONPATH=os.pathsep.join([PKG_ROOT, os.environ.get("PYTHONPATH", "")]))
     quick = ["--quick"] if tool == "racecheck" else []  # racecheck is slow: the script's reduced case list
+    family = os.environ.get("GVR_SANITIZE_FAMILY")  # one family's cases only, for a run after a change to it
+    quick += ["--family", family] if family else []
     timeout = int(os.environ.get("GVR_SANITIZE_TIMEOUT", "900"))
     # The same cases once without the sanitizer first: Triton compiles every kernel into its disk cache here, so the
     # sanitized run only loads them (on the H200 compiling took most of a 280 s memcheck run that timed out).
