@@ -1,6 +1,7 @@
 """Developer probe, no GPU: sm_90 instruction counts of the streaming and split kernels (NOTES entry 14).
 
-    python benchmarks/sass_counts.py [NAME ...]     (default: every kernel; names: stage split select threshold coop)
+    python benchmarks/sass_counts.py [NAME ...]
+        (default: every kernel; names: stage stage3 split select threshold coop)
 
 Compiles the staging, split, select and threshold kernels for sm_90 with ``triton.compile`` (constexprs of a
 131075-column, K=2048 launch), disassembles them with the ``nvdisasm`` that ships in Triton's wheel, and prints per
@@ -32,7 +33,12 @@ BASE = dict(K=2048, KB=2048, CAP=8192, SAMPLE=2048, SAMPLE_GROUP=tuning.SAMPLE_G
 #: (name, kernel, extra constexprs, warps, maxnreg)
 KERNELS = [
     ("stage", stream._gvr_stage_kernel,
-     dict(TILE=tuning.STREAM_TILE, SPLIT=4, LANES=stage_lanes(tuning.STREAM_TILE, tuning.STREAM_WARPS)),
+     dict(TILE=tuning.STREAM_TILE, SPLIT=4, LANES=stage_lanes(tuning.STREAM_TILE, tuning.STREAM_WARPS),
+          STAGES=tuning.STREAM_STAGE_STAGES),
+     tuning.STREAM_WARPS, tuning.STREAM_STAGE_MAXNREG),
+    # The staging loop software-pipelined by Triton (tuning.STREAM_STAGE_STAGES = 3), for its A/B.
+    ("stage3", stream._gvr_stage_kernel,
+     dict(TILE=tuning.STREAM_TILE, SPLIT=4, LANES=stage_lanes(tuning.STREAM_TILE, tuning.STREAM_WARPS), STAGES=3),
      tuning.STREAM_WARPS, tuning.STREAM_STAGE_MAXNREG),
     ("split", split._gvr_split_kernel,
      dict(TILE=tuning.SPLIT_TILE, SPLIT=16, LANES=stage_lanes(tuning.SPLIT_TILE, tuning.SPLIT_WARPS),
@@ -49,7 +55,7 @@ KERNELS = [
           PREFETCH=tuning.SPLIT_PREFETCH),
      tuning.SPLIT_WARPS, 0),
 ]
-WATCH = ("SHFL", "LDS", "STS", "BAR", "P2R", "LDG", "STG", "ATOMG", "LDL", "STL")
+WATCH = ("SHFL", "LDS", "STS", "BAR", "P2R", "LDG", "STG", "ATOMG", "LDL", "STL", "LDGSTS", "SYNCS")
 _INSN = re.compile(r"\s+/\*[0-9a-f]+\*/\s*(.*?)\s*;")
 _LABEL = re.compile(r"\.(L_x_\d+):")
 
@@ -93,7 +99,8 @@ def compile_sass(kernel, constexprs: dict, warps: int, maxnreg: int):
 
 
 def staging_loops(sass: str) -> list:
-    """Instruction counts of the loops that load from global memory and do a global atomic (one per tile), each
+    """Instruction counts of the loops that load from global memory (to registers, or to shared memory when Triton
+    pipelines the loop) and do a global atomic (one per tile), each
     with its local-memory (spill) loads and stores when it has any, e.g. ``309+4LDL/STL``."""
     insns, labels = [], {}
     for line in sass.splitlines():
@@ -108,7 +115,7 @@ def staging_loops(sass: str) -> list:
         m = re.search(r"BRA\s+`?\(?\.(L_x_\d+)", insn)
         if m and labels.get(m.group(1), i + 1) <= i:
             body = insns[labels[m.group(1)]:i + 1]
-            if any("ATOMG" in b for b in body) and any(_opcode(b) == "LDG" for b in body):
+            if any("ATOMG" in b for b in body) and any(_opcode(b) in ("LDG", "LDGSTS") for b in body):
                 spills = sum(_opcode(b) in ("LDL", "STL") for b in body)
                 loops.append(f"{len(body)}" + (f"+{spills}LDL/STL" if spills else ""))
     return loops

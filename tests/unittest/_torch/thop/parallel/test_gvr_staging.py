@@ -38,11 +38,13 @@ def _stage_row_kernel(row_ptr, thr_ptr, count_ptr, keys_ptr, cols_ptr, span_ptr,
     part = tl.program_id(0)
     start, end = _share_bounds(n, part, SPLIT, TILE)
     uspan = span_ptr.to(tl.pointer_type(tl.uint32))
-    if MODE == 1:  # the streaming family's stage kernel: the first tile is loaded before the threshold
+    if MODE == 1 or MODE == 6:  # the streaming family's stage kernel: the first tile loaded before the threshold;
+        # MODE 6: its loop software-pipelined (tuning.STREAM_STAGE_STAGES)
         x0 = _load_tile(row_ptr, start + _tile_offsets(TILE, LANES), end, True)
         thr = tl.load(thr_ptr).to(tl.uint32, bitcast=True)
-        _stage_share_after(x0, row_ptr, start, end, thr, count_ptr, keys_ptr, cols_ptr, CAP, TILE, LANES)
-    elif MODE >= 2:  # the split family's: 1 (MODE 2, 3) or 2 (MODE 4, 5) tiles ahead; odd MODE: the admitted span
+        _stage_share_after(x0, row_ptr, start, end, thr, count_ptr, keys_ptr, cols_ptr, CAP, TILE, LANES,
+                           3 if MODE == 6 else 1)
+    elif MODE >= 2 and MODE <= 5:  # the split family's: 1 (MODE 2, 3) or 2 (MODE 4, 5) tiles ahead; odd MODE: the admitted span
         DEPTH: tl.constexpr = 1 + (MODE >= 4)
         SPAN: tl.constexpr = MODE % 2 == 1
         x0, x1 = _first_tiles(row_ptr, start, end, TILE, LANES, DEPTH)
@@ -89,8 +91,8 @@ THRESHOLDS = [1, 0x00400000, 0x007FFFFF, 0x7FFFFFFF, 0x80000000, 0x80000001, 0x3
 
 @pytest.mark.parametrize("thr", THRESHOLDS, ids=[f"{t:#010x}" for t in THRESHOLDS])
 @pytest.mark.parametrize("tile,lanes,split", [(1024, 32, 3), (512, 64, 1), (1024, 32, 4)])
-@pytest.mark.parametrize("mode", range(6), ids=["loop", "first_tile_preloaded", "one_ahead", "one_ahead_span",
-                                                  "two_ahead", "two_ahead_span"])
+@pytest.mark.parametrize("mode", range(7), ids=["loop", "first_tile_preloaded", "one_ahead", "one_ahead_span",
+                                                  "two_ahead", "two_ahead_span", "preloaded_pipelined"])
 def test_staging_admits_an_upward_closed_superset(thr, tile, lanes, split, mode):
     # n = 5000: shares of exactly two tiles, a share shorter than a tile, an empty share (split 4), and one share
     # of nine whole tiles and a partial one (split 1).
