@@ -31,15 +31,12 @@ from gvr_topk.launch.common import stage_lanes
 BASE = dict(K=2048, KB=2048, CAP=8192, SAMPLE=2048, SAMPLE_GROUP=tuning.SAMPLE_GROUP, MIN_TILE=tuning.SELECT_MIN_TILE,
             HINT_FREE=True, VARLEN=False, HAS_VALUES=False, TIE_RUNG=tuning.TIE_RUNG, PDL=tuning.STREAM_PDL)
 #: (name, kernel, extra constexprs, warps, maxnreg)
+_STAGE = dict(TILE=tuning.STREAM_TILE, SPLIT=4, LANES=stage_lanes(tuning.STREAM_TILE, tuning.STREAM_WARPS),
+              STAGES=tuning.STREAM_STAGE_STAGES)
 KERNELS = [
-    ("stage", stream._gvr_stage_kernel,
-     dict(TILE=tuning.STREAM_TILE, SPLIT=4, LANES=stage_lanes(tuning.STREAM_TILE, tuning.STREAM_WARPS),
-          STAGES=tuning.STREAM_STAGE_STAGES),
-     tuning.STREAM_WARPS, tuning.STREAM_STAGE_MAXNREG),
+    ("stage", stream._gvr_stage_kernel, _STAGE, tuning.STREAM_WARPS, tuning.STREAM_STAGE_MAXNREG),
     # The staging loop software-pipelined by Triton (tuning.STREAM_STAGE_STAGES = 3), for its A/B.
-    ("stage3", stream._gvr_stage_kernel,
-     dict(TILE=tuning.STREAM_TILE, SPLIT=4, LANES=stage_lanes(tuning.STREAM_TILE, tuning.STREAM_WARPS), STAGES=3),
-     tuning.STREAM_WARPS, tuning.STREAM_STAGE_MAXNREG),
+    ("stage3", stream._gvr_stage_kernel, dict(_STAGE, STAGES=3), tuning.STREAM_WARPS, tuning.STREAM_STAGE_MAXNREG),
     ("split", split._gvr_split_kernel,
      dict(TILE=tuning.SPLIT_TILE, SPLIT=16, LANES=stage_lanes(tuning.SPLIT_TILE, tuning.SPLIT_WARPS),
           PREFETCH=tuning.SPLIT_PREFETCH),
@@ -100,8 +97,8 @@ def compile_sass(kernel, constexprs: dict, warps: int, maxnreg: int):
 
 def staging_loops(sass: str) -> list:
     """Instruction counts of the loops that load from global memory (to registers, or to shared memory when Triton
-    pipelines the loop) and do a global atomic (one per tile), each
-    with its local-memory (spill) loads and stores when it has any, e.g. ``309+4LDL/STL``."""
+    pipelines the loop) and do a global atomic (one per tile), each with its local-memory (spill) loads and stores
+    when it has any, e.g. ``309+4LDL/STL``."""
     insns, labels = [], {}
     for line in sass.splitlines():
         m = _LABEL.match(line.strip())

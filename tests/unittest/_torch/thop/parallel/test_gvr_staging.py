@@ -34,29 +34,35 @@ CAP = 4096
 
 @triton.jit
 def _stage_row_kernel(row_ptr, thr_ptr, count_ptr, keys_ptr, cols_ptr, span_ptr, n, CAP: tl.constexpr,
-                      TILE: tl.constexpr, SPLIT: tl.constexpr, LANES: tl.constexpr, MODE: tl.constexpr):
+                      TILE: tl.constexpr, SPLIT: tl.constexpr, LANES: tl.constexpr, PATH: tl.constexpr,
+                      STAGES: tl.constexpr, DEPTH: tl.constexpr, SPAN: tl.constexpr):
+    """PATH 0: ``_stage_share``. 1: the streaming family's stage kernel, the first tile loaded before the threshold
+    (``_stage_share_after``; its loop software-pipelined when STAGES > 1). 2: the split family's, DEPTH tiles in
+    flight ahead (``_stage_share_prefetched``), writing the admitted key span to ``span_ptr`` when SPAN."""
     part = tl.program_id(0)
     start, end = _share_bounds(n, part, SPLIT, TILE)
-    uspan = span_ptr.to(tl.pointer_type(tl.uint32))
-    if MODE == 1 or MODE == 6:  # the streaming family's stage kernel: the first tile loaded before the threshold;
-        # MODE 6: its loop software-pipelined (tuning.STREAM_STAGE_STAGES)
+    if PATH == 1:
         x0 = _load_tile(row_ptr, start + _tile_offsets(TILE, LANES), end, True)
         thr = tl.load(thr_ptr).to(tl.uint32, bitcast=True)
-        _stage_share_after(x0, row_ptr, start, end, thr, count_ptr, keys_ptr, cols_ptr, CAP, TILE, LANES,
-                           3 if MODE == 6 else 1)
-    elif MODE >= 2 and MODE <= 5:  # the split family's: 1 (MODE 2, 3) or 2 (MODE 4, 5) tiles ahead; odd MODE: the admitted span
-        DEPTH: tl.constexpr = 1 + (MODE >= 4)
-        SPAN: tl.constexpr = MODE % 2 == 1
+        _stage_share_after(x0, row_ptr, start, end, thr, count_ptr, keys_ptr, cols_ptr, CAP, TILE, LANES, STAGES)
+    elif PATH == 2:
         x0, x1 = _first_tiles(row_ptr, start, end, TILE, LANES, DEPTH)
         thr = tl.load(thr_ptr).to(tl.uint32, bitcast=True)
         lo, hi = _stage_share_prefetched(x0, x1, row_ptr, start, end, thr, count_ptr, keys_ptr, cols_ptr, CAP, TILE,
                                          LANES, SPAN, DEPTH)
         if SPAN:
+            uspan = span_ptr.to(tl.pointer_type(tl.uint32))
             tl.atomic_max(uspan, 0xFFFFFFFF - lo)
             tl.atomic_max(uspan + 1, hi)
     else:
         thr = tl.load(thr_ptr).to(tl.uint32, bitcast=True)
         _stage_share(row_ptr, start, end, thr, count_ptr, keys_ptr, cols_ptr, CAP, TILE, LANES)
+
+
+#: Staging paths under test: name -> (PATH, STAGES, DEPTH, SPAN) of ``_stage_row_kernel``.
+PATHS = {"loop": (0, 1, 1, False), "first_tile_preloaded": (1, 1, 1, False), "preloaded_pipelined": (1, 3, 1, False),
+         "one_ahead": (2, 1, 1, False), "one_ahead_span": (2, 1, 1, True), "two_ahead": (2, 1, 2, False),
+         "two_ahead_span": (2, 1, 2, True)}
 
 
 def _bits(values) -> torch.Tensor:
@@ -91,9 +97,8 @@ THRESHOLDS = [1, 0x00400000, 0x007FFFFF, 0x7FFFFFFF, 0x80000000, 0x80000001, 0x3
 
 @pytest.mark.parametrize("thr", THRESHOLDS, ids=[f"{t:#010x}" for t in THRESHOLDS])
 @pytest.mark.parametrize("tile,lanes,split", [(1024, 32, 3), (512, 64, 1), (1024, 32, 4)])
-@pytest.mark.parametrize("mode", range(7), ids=["loop", "first_tile_preloaded", "one_ahead", "one_ahead_span",
-                                                  "two_ahead", "two_ahead_span", "preloaded_pipelined"])
-def test_staging_admits_an_upward_closed_superset(thr, tile, lanes, split, mode):
+@pytest.mark.parametrize("path", PATHS)
+def test_staging_admits_an_upward_closed_superset(thr, tile, lanes, split, path):
     # n = 5000: shares of exactly two tiles, a share shorter than a tile, an empty share (split 4), and one share
     # of nine whole tiles and a partial one (split 1).
     n = 5000
@@ -113,10 +118,12 @@ def test_staging_admits_an_upward_closed_superset(thr, tile, lanes, split, mode)
     thr_t = torch.tensor([thr], dtype=torch.int64).to(torch.int32).to(DEV)
     xd = x.to(DEV)
     span = torch.zeros(2, dtype=torch.int32, device=DEV)
+    kind, stages, depth, with_span = PATHS[path]
     _stage_row_kernel[(split,)](xd, thr_t, count, slot_keys, slot_cols, span, n, CAP=CAP, TILE=tile, SPLIT=split,
-                                LANES=lanes, MODE=mode, num_warps=max(1, lanes // 32))
+                                LANES=lanes, PATH=kind, STAGES=stages, DEPTH=depth, SPAN=with_span,
+                                num_warps=max(1, lanes // 32))
     want = int(admitted.sum())
-    if mode in (3, 5):
+    if with_span:
         # The smallest and largest admitted order key ((KEY_MAX, 0) when nothing is admitted), over all shares.
         got_lo, got_hi = (int(v) & 0xFFFFFFFF for v in span.cpu())
         lo = int(keys[admitted].min()) if want else 0xFFFFFFFF
