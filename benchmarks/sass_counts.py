@@ -1,7 +1,7 @@
 """Developer probe, no GPU: sm_90 instruction counts of the streaming and split kernels (NOTES entry 14).
 
     python benchmarks/sass_counts.py [NAME ...]
-        (default: every kernel; names: stage stage3 split select threshold coop)
+        (default: every kernel; names: stage split select threshold coop)
 
 Compiles the staging, split, select and threshold kernels for sm_90 with ``triton.compile`` (constexprs of a
 131075-column, K=2048 launch), disassembles them with the ``nvdisasm`` that ships in Triton's wheel, and prints per
@@ -31,12 +31,9 @@ from gvr_topk.launch.common import stage_lanes
 BASE = dict(K=2048, KB=2048, CAP=8192, SAMPLE=2048, SAMPLE_GROUP=tuning.SAMPLE_GROUP, MIN_TILE=tuning.SELECT_MIN_TILE,
             HINT_FREE=True, VARLEN=False, HAS_VALUES=False, TIE_RUNG=tuning.TIE_RUNG, PDL=tuning.STREAM_PDL)
 #: (name, kernel, extra constexprs, warps, maxnreg)
-_STAGE = dict(TILE=tuning.STREAM_TILE, SPLIT=4, LANES=stage_lanes(tuning.STREAM_TILE, tuning.STREAM_WARPS),
-              STAGES=tuning.STREAM_STAGE_STAGES)
+_STAGE = dict(TILE=tuning.STREAM_TILE, SPLIT=4, LANES=stage_lanes(tuning.STREAM_TILE, tuning.STREAM_WARPS))
 KERNELS = [
     ("stage", stream._gvr_stage_kernel, _STAGE, tuning.STREAM_WARPS, tuning.STREAM_STAGE_MAXNREG),
-    # The staging loop software-pipelined by Triton (tuning.STREAM_STAGE_STAGES = 3), for its A/B.
-    ("stage3", stream._gvr_stage_kernel, dict(_STAGE, STAGES=3), tuning.STREAM_WARPS, tuning.STREAM_STAGE_MAXNREG),
     ("split", split._gvr_split_kernel,
      dict(TILE=tuning.SPLIT_TILE, SPLIT=16, LANES=stage_lanes(tuning.SPLIT_TILE, tuning.SPLIT_WARPS),
           PREFETCH=tuning.SPLIT_PREFETCH),

@@ -103,14 +103,6 @@ STREAM_TILE_SHORT_MAX_N = 32768
 #: H200 (probe_sample.py arm ``l128``): 512 x 131075 K=2048 228.1 -> 186.3 us, K=512 205.9 -> 164.4, 64 x 131075
 #: K=2048 61.4 -> 56.6, 128 x 131075 82.7 -> 72.2.
 STREAM_STAGE_MAXNREG = 128
-#: Software-pipeline stages of the staging kernel's loop (``_common._stage_tiles``; 1: the plain loop). With 3,
-#: Triton 3.6 turns the loop's loads into asynchronous copies to shared memory two tiles ahead of the one staged, with
-#: no registers held for them (sm_90 SASS: 574 instructions per tile instead of 634, no spills, 8 KB of shared memory
-#: per program, so 16 programs per SM still fit). Prepared for an A/B, NOT measured on the GPU (NOTES entry 19): a
-#: one-warp program now has one tile in flight, and the tile's reservation atomic and stores leave its loads idle.
-#: Predicted: faster where the streaming family runs well under its read floor (512 x 131075: 181 us against 87),
-#: nothing at 1-8 rows (split family).
-STREAM_STAGE_STAGES = 1
 #: Warps of the per-row threshold and selection kernels. SELECT_WARPS 16 (was 8): faster or equal in every streaming
 #: cell of two probe runs on the H200 (NOTES entry 10; 64 x 131075 -4 to -8%, 512 x 131075 -1%); the select then
 #: compiles to 128 registers per thread instead of 255, one 512-thread program per SM either way.

@@ -475,30 +475,29 @@ def _stage_share(row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP:
 
 @triton.jit
 def _stage_share_after(x0, row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP: tl.constexpr,
-                       TILE: tl.constexpr, LANES: tl.constexpr, STAGES: tl.constexpr = 1):
+                       TILE: tl.constexpr, LANES: tl.constexpr):
     """``_stage_share`` whose first tile's scores ``x0`` were loaded already (``_load_tile(row_ptr, start +
     _tile_offsets(TILE, LANES), end, True)``): a program that must wait for its threshold issues that load first,
-    so the wait and the load overlap. STAGES: as in ``_stage_tiles``."""
+    so the wait and the load overlap."""
     f = _key_floor(thr)
     _stage_tile(x0, start + _tile_offsets(TILE, LANES), end, f, count_ptr, slot_keys, slot_cols, CAP, True)
-    _stage_tiles(row_ptr, start + TILE, start, end, f, count_ptr, slot_keys, slot_cols, CAP, TILE, LANES, STAGES)
+    _stage_tiles(row_ptr, start + TILE, start, end, f, count_ptr, slot_keys, slot_cols, CAP, TILE, LANES)
 
 
 @triton.jit
 def _stage_tiles(row_ptr, s0, start, end, f, count_ptr, slot_keys, slot_cols, CAP: tl.constexpr, TILE: tl.constexpr,
-                 LANES: tl.constexpr, STAGES: tl.constexpr = 1):
+                 LANES: tl.constexpr):
     """The staging loop of a share [start, end) from column ``s0`` (``start`` plus whole tiles): the whole tiles,
     then the partial last one if it starts at or after ``s0``. ``s0`` keeps ``start``'s divisibility (no clamp to
     ``end``), which keeps the loop's address arithmetic as lean as a loop from ``start`` (sm_90 SASS).
 
-    STAGES > 1 lets Triton software-pipeline the loop: on sm_90 (Triton 3.6) its loads become asynchronous copies
-    into shared memory, STAGES - 1 tiles ahead of the one staged, without registers held for them (offline SASS,
-    NOTES entry 19; not yet measured on the GPU). 1 is the plain loop."""
+    Not software-pipelined: Triton 3.6's pipelining of this loop (``tl.range(..., num_stages=3)``: asynchronous
+    copies into shared memory, two tiles ahead) measured 1.2-3.0x slower on the H200 (NOTES entry 20)."""
     offs = _tile_offsets(TILE, LANES)
     # An empty share (start >= end: a row shorter than the split assumes) stages nothing; the max keeps that from
     # depending on how // rounds a negative span.
     full = start + tl.maximum(end - start, 0) // TILE * TILE
-    for s in tl.range(s0, full, TILE, num_stages=STAGES):
+    for s in range(s0, full, TILE):
         _stage_tile(_load_tile(row_ptr, s + offs, end, False), s + offs, end, f, count_ptr, slot_keys, slot_cols,
                     CAP, False)
     if (full < end) & (full >= s0):

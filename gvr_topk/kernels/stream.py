@@ -69,7 +69,7 @@ def _gvr_stage_kernel(
     n_uniform, next_n, cr_shift,
     K: tl.constexpr, KB: tl.constexpr, TILE: tl.constexpr, CAP: tl.constexpr,
     SPLIT: tl.constexpr, VARLEN: tl.constexpr, HAS_VALUES: tl.constexpr, LANES: tl.constexpr,
-    PDL: tl.constexpr, STAGES: tl.constexpr,
+    PDL: tl.constexpr,
 ):
     """Verify for rows ``row0 + program_id(1)``: every program of a row stages the survivors of its share against
     the row's threshold; the row's counter ends up holding the exact survivor count. Launched with one warp per
@@ -96,7 +96,7 @@ def _gvr_stage_kernel(
         slot_keys = ws_keys_ptr + local.to(tl.int64) * CAP
         slot_cols = ws_cols_ptr + local.to(tl.int64) * CAP
         _stage_share_after(x0, row_ptr, start, end, thr, ws_count_ptr + local, slot_keys, slot_cols, CAP, TILE,
-                           LANES, STAGES)
+                           LANES)
 
 
 @triton.jit
