@@ -100,6 +100,14 @@ def _split_factor(b: int, n: int, num_sms: int) -> int:
     return max(r, tuning.SPLIT_MIN)
 
 
+def _split_tile(n: int, split: int) -> int:
+    # The long tile where each program's share (whole short tiles, as ``_common._share_bounds`` splits a row of n)
+    # holds at least one: fewer reservation round trips per share (tuning.SPLIT_TILE_LONG).
+    tiles = -(-n // tuning.SPLIT_TILE)
+    share = -(-tiles // split) * tuning.SPLIT_TILE
+    return tuning.SPLIT_TILE_LONG if share >= tuning.SPLIT_TILE_LONG else tuning.SPLIT_TILE
+
+
 def _split_coop(b: int, split: int, aim: int, num_sms: int) -> bool:
     # Where the row's lone finisher would select on the half-capacity tile (aim past SELECT_MIN_TILE) and the row has
     # enough programs to share it; every program must fit the GPU at once (one per SM, as the split rule plans).
@@ -164,7 +172,7 @@ def plan_for(family: str, b: int, n: int, npad: int, k: int, *, num_sms: Optiona
                              f"slot per row), got {b} rows")
         cap, aim, sample = _stream_params(n, k)
         split = _split_factor(b, n, num_sms)
-        return Plan("split", block=tuning.SPLIT_TILE, num_warps=tuning.SPLIT_WARPS, cap=cap, aim=aim,
+        return Plan("split", block=_split_tile(n, split), num_warps=tuning.SPLIT_WARPS, cap=cap, aim=aim,
                     sample=sample, split=split, coop=_split_coop(b, split, aim, num_sms))
     raise ValueError(f"family must be one of {FAMILIES} or None, got {family!r}")
 

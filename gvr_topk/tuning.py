@@ -22,7 +22,8 @@ PROVENANCE = {
               "benchmarks/sim_survivors.py --levels (entry 16); the streaming family's programmatic dependent "
               "launch and the split family's cap of 128 programs per row: probe_ab.py over exported revisions "
               "(entry 17); the split family's cooperative form and its routing rule: probe_ab.py over exported trees "
-              "(entry 18)",
+              "(entry 18); the split family's tile look-ahead (entry 19) and long staging tile: probe_sample.py, "
+              "then probe_ab.py over exported trees (entry 20)",
     "gpu": "NVIDIA H200 (132 SMs, 60 MB L2), driver 580.159.04, torch 2.11, Triton 3.6",
     "date": "2026-12-01",
     "command": "python benchmarks/probe_stream2.py --quick; python benchmarks/probe_primitives.py; "
@@ -169,7 +170,18 @@ SPLIT_TARGET_PROGRAMS = DEFAULT_NUM_SMS
 #: not change plan).
 SPLIT_MIN, SPLIT_MAX = 2, 128
 SPLIT_MIN_CHUNK = 2048
+#: Scores per staging loop iteration of a split program (also the tile of its retry ladder), and the larger tile its
+#: staging takes when the program's share holds at least SPLIT_TILE_LONG columns (``dispatch``; shares are whole
+#: SPLIT_TILE tiles). Each staged tile reserves its slot positions with one atomic whose result returns from L2
+#: before the tile's stores, so a share of several tiles pays fewer round trips in larger tiles. 4096 for every
+#: share (probe_sample.py ``d4096``, NOTES entry 20) lost at 1 x 131075 K=2048 (33 programs of one long tile instead
+#: of 65 of one short tile: 20.67 -> 21.12 us), hence the rule on the share. The rule measured on the H200
+#: (probe_ab.py, entry 20, hint-free, us, same process, 14/14 outputs exact): 8 x 131075 K=2048 27.6 -> 27.3,
+#: K=512 24.9 -> 24.5, 64 x 16387 K=2048 31.7 -> 30.9, K=512 level (24.5), 32 x 131075 K=2048 46.8 -> 43.3,
+#: 16 x 65536 K=2048 32.1 -> 29.6, 1 x 131075 (short tile either way) level; heavy-tailed rows 27.8 -> 27.5,
+#: all-equal rows (the tie rung) 87.0 -> 90.6.
 SPLIT_TILE = 2048
+SPLIT_TILE_LONG = 4096
 #: Warps per split program, every row length. Was 16 for rows past 65536 columns (measured better at 33 programs of
 #: two tiles per row, NOTES entry 6); with one program per SM and per tile, 8 warps won at every probed split cell
 #: (arm ``l8``, entry 12): 1 x 131075 K=512 30.1 -> 26.0 us, K=2048 34.4 -> 33.3, 8 x 131075 39.8 -> 33.4 and

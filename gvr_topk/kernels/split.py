@@ -73,8 +73,10 @@ def _gvr_split_kernel(
     SAMPLE_GROUP: tl.constexpr, MIN_TILE: tl.constexpr, SPLIT: tl.constexpr,
     HINT_FREE: tl.constexpr,
     VARLEN: tl.constexpr, HAS_VALUES: tl.constexpr, LANES: tl.constexpr, TIE_RUNG: tl.constexpr,
-    PREFETCH: tl.constexpr,
+    PREFETCH: tl.constexpr, REFINE_TILE: tl.constexpr,
 ):
+    """Grid (SPLIT, rows). TILE: scores per staging loop iteration; REFINE_TILE: the retry ladder's tile (both
+    LANES wide)."""
     part = tl.program_id(0)
     row = tl.program_id(1)
     n, row_ptr, out_ptr, val_ptr = _split_row(row, indices_ptr, values_ptr, logits_ptr, kv_lens_ptr, n_bound,
@@ -100,7 +102,7 @@ def _gvr_split_kernel(
             count = tl.atomic_xchg(count_ptr, 0, sem="acq_rel")
             tl.atomic_xchg(arrive_ptr, 0, sem="relaxed")
             _refine_row(out_ptr, val_ptr, row_ptr, pre_idx_ptr + (row // next_n).to(tl.int64) * pre_stride, n,
-                        count, thr, aim, count_ptr, slot_keys, slot_cols, K, KB, TILE, CAP, SAMPLE, SAMPLE_GROUP,
+                        count, thr, aim, count_ptr, slot_keys, slot_cols, K, KB, REFINE_TILE, CAP, SAMPLE, SAMPLE_GROUP,
                         MIN_TILE, HINT_FREE, HAS_VALUES, LANES, TIE_RUNG)
 
 
@@ -164,13 +166,15 @@ def _gvr_split_coop_kernel(
     SAMPLE_GROUP: tl.constexpr, MIN_TILE: tl.constexpr, SPLIT: tl.constexpr,
     HINT_FREE: tl.constexpr,
     VARLEN: tl.constexpr, HAS_VALUES: tl.constexpr, LANES: tl.constexpr, TIE_RUNG: tl.constexpr,
-    PREFETCH: tl.constexpr, SLICE: tl.constexpr, COOP_WORDS: tl.constexpr, PHASE: tl.constexpr,
+    PREFETCH: tl.constexpr, REFINE_TILE: tl.constexpr, SLICE: tl.constexpr, COOP_WORDS: tl.constexpr,
+    PHASE: tl.constexpr,
 ):
     """The split family with a shared selection: grid (SPLIT, rows), every program resident (cooperative launch).
 
     PHASE 0 runs everything in one launch with spin barriers; PHASE 1, 2, 3 run its three parts as separate launches
     (stage; slice histograms; emission and finish), for Triton's interpreter. SLICE: lanes of a program's slice of
-    the candidates, a power of two >= CAP / SPLIT and >= the program's threads."""
+    the candidates, a power of two >= CAP / SPLIT and >= the program's threads. TILE, REFINE_TILE: as in the split
+    kernel."""
     part = tl.program_id(0)
     row = tl.program_id(1)
     n, row_ptr, out_ptr, val_ptr = _split_row(row, indices_ptr, values_ptr, logits_ptr, kv_lens_ptr, n_bound,
@@ -265,8 +269,8 @@ def _gvr_split_coop_kernel(
                         thr = tl.load(ucoop + _C_THR, cache_modifier=".cg")
                         tl.atomic_xchg(count_ptr, 0, sem="acq_rel")  # the retry ladder restages through it
                         _refine_row(out_ptr, val_ptr, row_ptr, pre_idx_ptr + (row // next_n).to(tl.int64) * pre_stride,
-                                    n, count, thr, aim, count_ptr, slot_keys, slot_cols, K, KB, TILE, CAP, SAMPLE,
-                                    SAMPLE_GROUP, MIN_TILE, HINT_FREE, HAS_VALUES, LANES, TIE_RUNG)
+                                    n, count, thr, aim, count_ptr, slot_keys, slot_cols, K, KB, REFINE_TILE, CAP,
+                                    SAMPLE, SAMPLE_GROUP, MIN_TILE, HINT_FREE, HAS_VALUES, LANES, TIE_RUNG)
                     # Every other program has passed both barriers and finished with the scratch.
                     tl.store(coop + _C_HIST + bins, tl.zeros([SELECT_BINS], tl.int32))
                     words = tl.arange(0, 8)

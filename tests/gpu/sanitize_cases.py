@@ -4,8 +4,8 @@ Covers each family (reg, stream, split) hinted and hint-free, values on and off,
 n = capacity and capacity + 1 (the streaming families stage a whole row when it fits), varlen batches with
 zero-window rows (kv_lens < next_n), a logits row stride wider than npad, rows whose ties overflow the staging slot
 (the retry ladder's tie rung), the split family's cooperative form (K=2048 rows of 10 programs: its accept path,
-varlen rows, a crossing bin past CROSS_CAP, the whole crossing bin needed, the tie rung) and repeated calls that
-launch directly. Every output is checked with
+varlen rows, a crossing bin past CROSS_CAP, the whole crossing bin needed, the tie rung), its long staging tile
+(shares of two or more short tiles) and repeated calls that launch directly. Every output is checked with
 ``gvr_topk.testing.check_exact``; the last line is ``GVR-SANITIZE-CASES OK <cases> cases`` when all were exact
 (exit 0), else the failures are listed and the exit status is 1.
 
@@ -63,6 +63,11 @@ def cases(quick: bool):
     for hinted, values in (((False, True), (True, False)) if not quick else ((False, True),)):
         out.append((f"split cooperative K=2048 varlen hinted={hinted} values={values}", "split", 2048,
                     [0, 2048, 2049, 9000, 20000, 20000], 20000, 0, 1, hinted, values, torch.float32))
+    # Eight rows of 40000 columns: 16 programs per row, shares of two short tiles, staged through the long tile
+    # (dispatch._split_tile), plain (K=512) and cooperative (K=2048); a share past a shorter row's end.
+    for k in ((512, 2048) if not quick else (2048,)):
+        out.append((f"split long staging tile K={k} varlen", "split", k, [0, 600, 4097, 20000, 40000, 40000, 40000,
+                    39999], 40000, 0, 1, k == 512, True, torch.float32))
     return out
 
 

@@ -66,6 +66,25 @@ def test_stream_tile_both_sides():
     assert route(512, 10 * t, t, 2048).block == tuning.STREAM_TILE_SHORT
 
 
+def test_split_tile_both_sides():
+    # A split program stages through the long tile when its share (whole short tiles) holds one; the ladder's tile
+    # stays the short one (launch.split).
+    short, long_ = tuning.SPLIT_TILE, tuning.SPLIT_TILE_LONG
+    assert long_ % short == 0 and long_ > short
+    p = route(1, 131075, 131075, 2048)  # 65 programs of one short tile
+    assert (p.split, p.block) == (65, short)
+    p = route(8, 131075, 131075, 2048)  # 16 programs, shares of five short tiles
+    assert (p.split, p.block) == (16, long_)
+    assert route(64, 16387, 16387, 512).block == long_  # two programs per row, five short tiles each
+    # Both sides at 8 rows (16 programs per row, split by SPLIT_TARGET_PROGRAMS): one short tile per share up to
+    # 16 tiles, two past it.
+    p = route(8, 16 * short, 16 * short, 512)
+    assert (p.family, p.split, p.block) == ("split", 16, short)
+    p = route(8, 16 * short + 1, 16 * short + 1, 512)
+    assert (p.family, p.split, p.block) == ("split", 16, long_)
+    assert route(8, 100 * short, 16 * short, 512).block == short  # the row width bounds the length
+
+
 def test_select_register_cap_past_one_wave():
     # The select runs two capped programs per SM only when a chunk has more rows than SMs.
     for num_sms in (None, 78, 132):

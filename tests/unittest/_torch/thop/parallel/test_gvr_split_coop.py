@@ -185,3 +185,20 @@ def test_plain_and_cooperative_agree(monkeypatch):
         assert not check_exact(x, idx, kv_lens=kv)
         got[mode] = torch.sort(idx.to(torch.int64), dim=1).values.cpu()
     assert torch.equal(got["fused"], got["off"])
+
+
+@pytest.mark.parametrize("n,coop", [(20000, False), (40000, True)])
+@pytest.mark.parametrize("kind", ["randn", "fooling", "equal"])
+def test_long_staging_tile(monkeypatch, kind, n, coop):
+    """Shares of two or more short tiles stage through the long tile (``dispatch._split_tile``), in both forms; the
+    retry ladder (too few survivors; a slot overflowed on ties) keeps the short tile."""
+    monkeypatch.setattr(tuning, "SPLIT_MIN_CHUNK", 2 * tuning.SPLIT_TILE)  # fewer programs: longer shares
+    rows, k = 2, 2048
+    plan = gvr_topk.route(rows, n, n, k)
+    assert (plan.family, plan.block, plan.coop) == ("split", tuning.SPLIT_TILE_LONG, coop)
+    api.clear_launch_cache()
+    try:
+        x = _rows(kind, rows, n, k, seed=17)
+        _call_twice(x, k, torch.tensor([n, n - 4097], dtype=torch.int32, device=DEV))
+    finally:
+        api.clear_launch_cache()
