@@ -8,7 +8,8 @@ GVR structure without inter-program communication before the hand-off:
 
 1. Every program of a row samples the *same* positions, so all compute the same threshold.
 2. Each streams its contiguous share of the row once and stages survivors into the row's workspace slot, reserving
-   space with one atomic per tile on the row's counter. It keeps a tile in flight ahead of the one it stages, the
+   space with one atomic per tile on the row's counter (2048-score tiles, 4096 where a share holds one:
+   ``dispatch._split_tile``). It keeps a tile in flight ahead of the one it stages, the
    first requested before the sample (``tuning.SPLIT_PREFETCH``): alone on its SM, nothing else hides its loads.
 3. After a barrier, each program adds 1 to the row's arrival counter (acq_rel); the program that arrives last is
    the finisher. It resets both counters to zero (the workspace restores itself, so CUDA-graph replays need no

@@ -532,3 +532,31 @@ def test_probe_ab_freezes_revisions_beside_the_working_tree(tmp_path):
         assert callable(pkgs["mine"].run_varlen)
     finally:
         sys.path.remove(str(frozen))
+
+
+def test_ncu_stall_summary(tmp_path, capsys):
+    """benchmarks/ncu_stalls.py on a small export in Nsight Compute's layout (kernel row, header row, one row per
+    SASS instruction): samples summed per reason, instructions ranked by samples, main reasons per instruction."""
+    repo = Path(__file__).resolve().parents[5]
+    sys.path.insert(0, str(repo / "benchmarks"))
+    try:
+        import ncu_stalls
+    finally:
+        sys.path.remove(str(repo / "benchmarks"))
+    header = ["Address", "Source", "Warp Stall Sampling (All Samples)", "Warp Stall Sampling (Not-issued Samples)",
+              "Instructions Executed", "stall_long_sb", "stall_wait", "stall_long_sb (Not Issued)"]
+    lines = [["Kernel Name", "_k"], header,
+             ["0x10", "FSETP.GT.AND P0, PT, R1, R2, PT", "30", "30", "64", "27", "3", "27"],
+             ["0x20", "ATOMG.E.ADD", "10", "8", "2,048", "0", "10", "0"],
+             ["0x30", "EXIT", "0", "0", "0", "0", "0", "0"]]
+    path = tmp_path / "k_sass.csv"
+    path.write_text("\n".join(",".join(f'"{v}"' for v in row) for row in lines) + "\n")
+    s = ncu_stalls.summarize(str(path), top=2)
+    assert s["samples"] == 40 and s["instructions"] == 3 and s["executed_once"] == 2
+    assert s["reasons"] == [("long_sb", 27.0), ("wait", 13.0)]
+    assert [h[1] for h in s["hottest"]] == ["0x10", "0x20"]
+    assert s["hottest"][0][3] == 64 and s["hottest"][0][4] == {"long_sb": 27}
+    assert s["hottest"][1][3] == 2048 and s["hottest"][1][4] == {"wait": 10}
+    assert ncu_stalls.main([str(path), "--top", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "40 samples over 3 instructions (2 executed)" in out and "long_sb" in out and "ATOMG" not in out
