@@ -36,12 +36,12 @@ KERNELS = [
     ("stage", stream._gvr_stage_kernel, _STAGE, tuning.STREAM_WARPS, tuning.STREAM_STAGE_MAXNREG),
     ("split", split._gvr_split_kernel,
      dict(TILE=tuning.SPLIT_TILE, SPLIT=16, LANES=stage_lanes(tuning.SPLIT_TILE, tuning.SPLIT_WARPS),
-          PREFETCH=tuning.SPLIT_PREFETCH, REFINE_TILE=tuning.SPLIT_TILE),
+          REFINE_TILE=tuning.SPLIT_TILE),
      tuning.SPLIT_WARPS, 0),
     # Shares of two or more short tiles stage through the long tile (``dispatch``; 8 x 131075: 16 programs).
     ("split_long", split._gvr_split_kernel,
      dict(TILE=tuning.SPLIT_TILE_LONG, SPLIT=16, LANES=stage_lanes(tuning.SPLIT_TILE_LONG, tuning.SPLIT_WARPS),
-          PREFETCH=tuning.SPLIT_PREFETCH, REFINE_TILE=tuning.SPLIT_TILE),
+          REFINE_TILE=tuning.SPLIT_TILE),
      tuning.SPLIT_WARPS, 0),
     ("select", stream._gvr_select_kernel,
      dict(REFINE_TILE=tuning.REFINE_TILE, REFINE_LANES=stage_lanes(tuning.REFINE_TILE, tuning.SELECT_WARPS)),
@@ -51,7 +51,7 @@ KERNELS = [
     ("coop", split._gvr_split_coop_kernel,
      dict(TILE=tuning.SPLIT_TILE, SPLIT=65, LANES=stage_lanes(tuning.SPLIT_TILE, tuning.SPLIT_WARPS), SLICE=256,
           COOP_WORDS=8 + (1 << tuning.SELECT_BIN_BITS) + 2 * tuning.CROSS_CAP, PHASE=0,
-          PREFETCH=tuning.SPLIT_PREFETCH, REFINE_TILE=tuning.SPLIT_TILE),
+          REFINE_TILE=tuning.SPLIT_TILE),
      tuning.SPLIT_WARPS, 0),
 ]
 WATCH = ("SHFL", "LDS", "STS", "BAR", "P2R", "LDG", "STG", "ATOMG", "LDL", "STL", "LDGSTS", "SYNCS")

@@ -187,16 +187,6 @@ SPLIT_TILE_LONG = 4096
 #: (arm ``l8``, entry 12): 1 x 131075 K=512 30.1 -> 26.0 us, K=2048 34.4 -> 33.3, 8 x 131075 39.8 -> 33.4 and
 #: 43.4 -> 40.1, 32 x 131075 K=2048 80.8 -> 67.6.
 SPLIT_WARPS = 8
-#: Tiles a split program keeps in flight ahead of the one it stages (1 or 2), the first requested before the sample
-#: threshold (``_common._stage_share_prefetched``): one program per SM has no neighbour to hide its loads behind.
-#: Before (commit 487fd2e) each tile was one memory round trip, then its staging. Measured on the H200 (probe_ab.py,
-#: NOTES entry 19, hint-free, us, 487fd2e -> one tile ahead): 8 x 131075 K=2048 32.7 -> 26.6, K=512 26.0 -> 24.6,
-#: 64 x 16387 K=2048 30.1 -> 27.5, 1 x 131075 K=2048 21.2 -> 20.0, 1 x 16387 K=2048 18.3 -> 17.4; but 64 x 16387
-#: K=512 24.9 -> 26.2 and the 1-row K=512 cells +0.7 to +0.9 (inside the 1-row noise); geomean over torch.topk on 11
-#: cells 3.11x -> 3.21x. Two tiles ahead measured level with one (same process; 487fd2e / one / two): 8 x 131075
-#: K=2048 34.4 / 28.1 / 28.5, K=512 26.2 / 25.1 / 25.1, 64 x 16387 K=2048 32.2 / 31.1 / 30.8; one keeps fewer
-#: registers live.
-SPLIT_PREFETCH = 1
 #: The split family's cooperative form (``kernels/split.py``): "fused" (one cooperative launch whose programs meet
 #: at spin barriers and share the selection; Triton's interpreter runs it as three launches), "phased" (three
 #: launches on the GPU too), "off" (the last program of a row selects alone). ``dispatch`` uses it for rows whose

@@ -513,49 +513,31 @@ def _admitted_span(x, keep, lo, hi):
 
 
 @triton.jit
-def _first_tiles(row_ptr, start, end, TILE: tl.constexpr, LANES: tl.constexpr, DEPTH: tl.constexpr):
-    """The scores of a share's first DEPTH (1 or 2) tiles from column ``start`` (0.0 at or past ``end``), for
-    ``_stage_share_prefetched``: requested before the program computes its threshold, so the two overlap. With
-    DEPTH 1 the second value is the first tile again (unused)."""
-    tl.static_assert((DEPTH == 1) | (DEPTH == 2), "tuning.SPLIT_PREFETCH: 1 or 2 tiles ahead")
-    offs = _tile_offsets(TILE, LANES)
-    x0 = _load_tile(row_ptr, start + offs, end, True)
-    x1 = x0
-    if DEPTH > 1:
-        x1 = _load_tile(row_ptr, start + TILE + offs, end, True)
-    return x0, x1
-
-
-@triton.jit
-def _stage_share_prefetched(x0, x1, row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP: tl.constexpr,
-                            TILE: tl.constexpr, LANES: tl.constexpr, SPAN: tl.constexpr, DEPTH: tl.constexpr):
-    """``_stage_share`` for a program that streams its share alone (the split family), with DEPTH tiles in flight
-    ahead of the one it stages: the first tiles ``x0``, ``x1`` come loaded (``_first_tiles``), and each tile's
-    DEPTH-th successor is requested before the tile is staged, so the loads' latency overlaps the staging of the
-    tiles before them. With SPAN it also returns the smallest and largest order key it admitted ((KEY_MAX, 0) for
+def _stage_share_prefetched(x0, row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP: tl.constexpr,
+                            TILE: tl.constexpr, LANES: tl.constexpr, SPAN: tl.constexpr):
+    """``_stage_share`` for a program that streams its share alone (the split family), with one tile in flight ahead
+    of the one it stages: the first tile's scores ``x0`` come loaded (``_load_tile(row_ptr, start +
+    _tile_offsets(TILE, LANES), end, True)``, requested before the program computes its threshold), and each tile's
+    successor is requested before the tile is staged, so its load's latency overlaps that staging. With SPAN it also returns the smallest and largest order key it admitted ((KEY_MAX, 0) for
     none; the cooperative kernel's row window), kept per thread and reduced once after the loop; without SPAN the
     returned pair is unused.
 
     Why (NOTES entry 19): a split program is one per SM, so nothing else on the SM hides its loads; without the
     look-ahead each tile cost a full memory round trip, then its staging (8 x 131075 K=2048: 32.7 -> 26.6 us).
     Every tile goes through the masked path (a look-ahead past ``end`` is masked out and reads nothing); the
-    compares this adds are cheap beside the round trip."""
+    compares this adds are cheap beside the round trip. Two tiles ahead measured level with one (8 x 131075 K=2048
+    28.1 / 28.5 us) and holds another tile's registers."""
     offs = _tile_offsets(TILE, LANES)
     f = _key_floor(thr)
     lo = tl.full([TILE // LANES, LANES], 0xFFFFFFFF, tl.uint32)
     hi = tl.zeros([TILE // LANES, LANES], tl.uint32)
     x = x0
-    nxt = x1
     for s in range(start, end, TILE):
-        ahead = _load_tile(row_ptr, s + DEPTH * TILE + offs, end, True)
+        ahead = _load_tile(row_ptr, s + TILE + offs, end, True)
         _stage_tile(x, s + offs, end, f, count_ptr, slot_keys, slot_cols, CAP, True)
         if SPAN:
             lo, hi = _admitted_span(x, ((s + offs) < end) & ~(x < f), lo, hi)
-        if DEPTH > 1:
-            x = nxt
-            nxt = ahead
-        else:
-            x = ahead
+        x = ahead
     if SPAN:
         lo, hi = tl.reduce((tl.reshape(lo, [TILE]), tl.reshape(hi, [TILE])), 0, _minmax_combine)
     return lo, hi

@@ -9,8 +9,8 @@ GVR structure without inter-program communication before the hand-off:
 1. Every program of a row samples the *same* positions, so all compute the same threshold.
 2. Each streams its contiguous share of the row once and stages survivors into the row's workspace slot, reserving
    space with one atomic per tile on the row's counter (2048-score tiles, 4096 where a share holds one:
-   ``dispatch._split_tile``). It keeps a tile in flight ahead of the one it stages, the
-   first requested before the sample (``tuning.SPLIT_PREFETCH``): alone on its SM, nothing else hides its loads.
+   ``dispatch._split_tile``). It keeps a tile in flight ahead of the one it stages, the first requested before the
+   sample: alone on its SM, nothing else hides its loads.
 3. After a barrier, each program adds 1 to the row's arrival counter (acq_rel); the program that arrives last is
    the finisher. It resets both counters to zero (the workspace restores itself, so CUDA-graph replays need no
    memset) and runs the exact selection on the staged candidates.
@@ -44,7 +44,7 @@ from ._common import SELECT_BITS
 from ._common import _crossing_bin
 from ._common import _digit_shift
 from ._common import _emit_short
-from ._common import _first_tiles
+from ._common import _load_tile
 from ._common import _order_key
 from ._common import _refine_row
 from ._common import _row_length
@@ -52,6 +52,7 @@ from ._common import _row_threshold
 from ._common import _select_tile
 from ._common import _share_bounds
 from ._common import _stage_share_prefetched
+from ._common import _tile_offsets
 
 
 @triton.jit
@@ -74,7 +75,7 @@ def _gvr_split_kernel(
     SAMPLE_GROUP: tl.constexpr, MIN_TILE: tl.constexpr, SPLIT: tl.constexpr,
     HINT_FREE: tl.constexpr,
     VARLEN: tl.constexpr, HAS_VALUES: tl.constexpr, LANES: tl.constexpr, TIE_RUNG: tl.constexpr,
-    PREFETCH: tl.constexpr, REFINE_TILE: tl.constexpr,
+    REFINE_TILE: tl.constexpr,
 ):
     """Grid (SPLIT, rows). TILE: scores per staging loop iteration; REFINE_TILE: the retry ladder's tile (both
     LANES wide)."""
@@ -87,15 +88,15 @@ def _gvr_split_kernel(
             _emit_short(out_ptr, val_ptr, row_ptr, n, K, KB, HAS_VALUES)
     else:
         start, end = _share_bounds(n, part, SPLIT, TILE)  # this program's share of the row
-        x0, x1 = _first_tiles(row_ptr, start, end, TILE, LANES, PREFETCH)  # in flight during the threshold
+        x0 = _load_tile(row_ptr, start + _tile_offsets(TILE, LANES), end, True)  # in flight during the threshold
         thr = _row_threshold(row_ptr, n, aim, CAP, SAMPLE, SAMPLE_GROUP)
         count_ptr = ws_count_ptr + row.to(tl.int64) * 2
         arrive_ptr = count_ptr + 1
         slot_keys = ws_keys_ptr + row.to(tl.int64) * CAP
         slot_cols = ws_cols_ptr + row.to(tl.int64) * CAP
         # ---- this program's share of the row ----
-        _stage_share_prefetched(x0, x1, row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP, TILE, LANES,
-                                False, PREFETCH)
+        _stage_share_prefetched(x0, row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP, TILE, LANES,
+                                False)
         # ---- hand-off: the last program to arrive finishes the row ----
         tl.debug_barrier()
         arrived = tl.atomic_add(arrive_ptr, 1, sem="acq_rel")
@@ -167,8 +168,7 @@ def _gvr_split_coop_kernel(
     SAMPLE_GROUP: tl.constexpr, MIN_TILE: tl.constexpr, SPLIT: tl.constexpr,
     HINT_FREE: tl.constexpr,
     VARLEN: tl.constexpr, HAS_VALUES: tl.constexpr, LANES: tl.constexpr, TIE_RUNG: tl.constexpr,
-    PREFETCH: tl.constexpr, REFINE_TILE: tl.constexpr, SLICE: tl.constexpr, COOP_WORDS: tl.constexpr,
-    PHASE: tl.constexpr,
+    REFINE_TILE: tl.constexpr, SLICE: tl.constexpr, COOP_WORDS: tl.constexpr, PHASE: tl.constexpr,
 ):
     """The split family with a shared selection: grid (SPLIT, rows), every program resident (cooperative launch).
 
@@ -198,10 +198,10 @@ def _gvr_split_coop_kernel(
         # ---- stage this program's share; the row's key window from every share's admitted span ----
         if PHASE <= 1:
             start, end = _share_bounds(n, part, SPLIT, TILE)
-            x0, x1 = _first_tiles(row_ptr, start, end, TILE, LANES, PREFETCH)
+            x0 = _load_tile(row_ptr, start + _tile_offsets(TILE, LANES), end, True)
             thr = _row_threshold(row_ptr, n, aim, CAP, SAMPLE, SAMPLE_GROUP)
-            lo, hi = _stage_share_prefetched(x0, x1, row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP,
-                                             TILE, LANES, True, PREFETCH)
+            lo, hi = _stage_share_prefetched(x0, row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP, TILE,
+                                             LANES, True)
             if part == 0:
                 tl.store(ucoop + _C_THR, thr)  # for the retry ladder, when the launches are separate
             tl.atomic_max(ucoop + _C_LO, 0xFFFFFFFF - lo, sem="relaxed")

@@ -102,7 +102,7 @@ def family_kwargs(plan: Plan, rows: int, device=None) -> dict:
     return dict(aim=plan.aim, TILE=plan.block, CAP=plan.cap, SAMPLE=plan.sample, SAMPLE_GROUP=tuning.SAMPLE_GROUP,
                 MIN_TILE=tuning.SELECT_MIN_TILE, SPLIT=plan.split,
                 LANES=stage_lanes(plan.block, plan.num_warps), TIE_RUNG=tuning.TIE_RUNG,
-                PREFETCH=tuning.SPLIT_PREFETCH, REFINE_TILE=tuning.SPLIT_TILE, num_warps=plan.num_warps,
+                REFINE_TILE=tuning.SPLIT_TILE, num_warps=plan.num_warps,
                 SLICE=slice_lanes(plan), COOP_WORDS=ws.coop_words(), COOP=coop_mode(plan, rows, device))
 
 

@@ -482,13 +482,13 @@ def test_probe_arm_settings_name_real_tuning_values():
 
     assert all(hasattr(tuning, name) for name in probe_sample.KNOBS.values())
     arm = probe_sample.parse_arm("g1/m896/c4096/f75/w16/p1024/s8/i4096/t2048/x2048/a32/q132/u64/k2048/n128/v4/"
-                                 "y32768/r512/o2048/b8/j2")
+                                 "y32768/r512/o2048/b8")
     assert arm == dict(SAMPLE_GROUP=1, AIM_MARGIN=896, CAP_BY_K=((2048, 4096),), AIM_MAX_FRACTION=0.75,
                        SELECT_WARPS=16, STREAM_TARGET_PROGRAMS=1024, STREAM_WARPS=8, STREAM_TILE=4096,
                        SELECT_MIN_TILE=2048, SAMPLE_MAX=2048, SAMPLE_ABOVE=32, SPLIT_TARGET_PROGRAMS=132,
                        SPLIT_MAX_ROWS=64, SPLIT_MIN_CHUNK=2048, SELECT_MANY_MAXNREG=128, SELECT_MANY_WARPS=4,
                        SPLIT_SHORT_MAX_N=32768, STREAM_CHUNK_ROWS=512,
-                       STREAM_MIN_CHUNK=2048, THRESHOLD_WARPS=8, SPLIT_PREFETCH=2)
+                       STREAM_MIN_CHUNK=2048, THRESHOLD_WARPS=8)
     assert all(type(v) is type(getattr(tuning, name)) for name, v in arm.items())
     for bad in ("Z4", "w", "g1//m2", "wx"):
         with pytest.raises(SystemExit, match="expected one of"):

@@ -18,7 +18,6 @@ import triton
 import triton.language as tl
 
 from gvr_topk import reference
-from gvr_topk.kernels._common import _first_tiles
 from gvr_topk.kernels._common import _load_tile
 from gvr_topk.kernels._common import _share_bounds
 from gvr_topk.kernels._common import _stage_share
@@ -35,10 +34,10 @@ CAP = 4096
 @triton.jit
 def _stage_row_kernel(row_ptr, thr_ptr, count_ptr, keys_ptr, cols_ptr, span_ptr, n, CAP: tl.constexpr,
                       TILE: tl.constexpr, SPLIT: tl.constexpr, LANES: tl.constexpr, PATH: tl.constexpr,
-                      DEPTH: tl.constexpr, SPAN: tl.constexpr):
+                      SPAN: tl.constexpr):
     """PATH 0: ``_stage_share``. 1: the streaming family's stage kernel, the first tile loaded before the threshold
-    (``_stage_share_after``). 2: the split family's, DEPTH tiles in
-    flight ahead (``_stage_share_prefetched``), writing the admitted key span to ``span_ptr`` when SPAN."""
+    (``_stage_share_after``). 2: the split family's, one tile in flight ahead (``_stage_share_prefetched``), writing
+    the admitted key span to ``span_ptr`` when SPAN."""
     part = tl.program_id(0)
     start, end = _share_bounds(n, part, SPLIT, TILE)
     if PATH == 1:
@@ -46,10 +45,10 @@ def _stage_row_kernel(row_ptr, thr_ptr, count_ptr, keys_ptr, cols_ptr, span_ptr,
         thr = tl.load(thr_ptr).to(tl.uint32, bitcast=True)
         _stage_share_after(x0, row_ptr, start, end, thr, count_ptr, keys_ptr, cols_ptr, CAP, TILE, LANES)
     elif PATH == 2:
-        x0, x1 = _first_tiles(row_ptr, start, end, TILE, LANES, DEPTH)
+        x0 = _load_tile(row_ptr, start + _tile_offsets(TILE, LANES), end, True)
         thr = tl.load(thr_ptr).to(tl.uint32, bitcast=True)
-        lo, hi = _stage_share_prefetched(x0, x1, row_ptr, start, end, thr, count_ptr, keys_ptr, cols_ptr, CAP, TILE,
-                                         LANES, SPAN, DEPTH)
+        lo, hi = _stage_share_prefetched(x0, row_ptr, start, end, thr, count_ptr, keys_ptr, cols_ptr, CAP, TILE,
+                                         LANES, SPAN)
         if SPAN:
             uspan = span_ptr.to(tl.pointer_type(tl.uint32))
             tl.atomic_max(uspan, 0xFFFFFFFF - lo)
@@ -59,9 +58,8 @@ def _stage_row_kernel(row_ptr, thr_ptr, count_ptr, keys_ptr, cols_ptr, span_ptr,
         _stage_share(row_ptr, start, end, thr, count_ptr, keys_ptr, cols_ptr, CAP, TILE, LANES)
 
 
-#: Staging paths under test: name -> (PATH, DEPTH, SPAN) of ``_stage_row_kernel``.
-PATHS = {"loop": (0, 1, False), "first_tile_preloaded": (1, 1, False), "one_ahead": (2, 1, False),
-         "one_ahead_span": (2, 1, True), "two_ahead": (2, 2, False), "two_ahead_span": (2, 2, True)}
+#: Staging paths under test: name -> (PATH, SPAN) of ``_stage_row_kernel``.
+PATHS = {"loop": (0, False), "first_tile_preloaded": (1, False), "one_ahead": (2, False), "one_ahead_span": (2, True)}
 
 
 def _bits(values) -> torch.Tensor:
@@ -117,9 +115,9 @@ def test_staging_admits_an_upward_closed_superset(thr, tile, lanes, split, path)
     thr_t = torch.tensor([thr], dtype=torch.int64).to(torch.int32).to(DEV)
     xd = x.to(DEV)
     span = torch.zeros(2, dtype=torch.int32, device=DEV)
-    kind, depth, with_span = PATHS[path]
+    kind, with_span = PATHS[path]
     _stage_row_kernel[(split,)](xd, thr_t, count, slot_keys, slot_cols, span, n, CAP=CAP, TILE=tile, SPLIT=split,
-                                LANES=lanes, PATH=kind, DEPTH=depth, SPAN=with_span,
+                                LANES=lanes, PATH=kind, SPAN=with_span,
                                 num_warps=max(1, lanes // 32))
     want = int(admitted.sum())
     if with_span:
