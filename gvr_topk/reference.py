@@ -95,6 +95,13 @@ def sample_rank(n: int, aim: int, sample: int) -> int:
     return min(max((aim * sample + n - 1) // n, 1), sample)
 
 
+def retry_rank(rank: int, count: int, aim: int, sample: int) -> int:
+    """Sample rank of the retry ladder's first rung after a staging at sample rank ``rank`` admitted ``count`` < K
+    scores (the host mirror of the kernels' ``_retry_rank``): ``rank`` scaled by ``aim / count``, rounded up, at
+    least ``rank + 1``, at most ``sample``."""
+    return min(max((rank * aim + count - 1) // max(count, 1), rank + 1), sample)
+
+
 def digit_shift(span: int, bits: int = 8) -> int:
     """The radix shift the kernels use for a key window of width ``span`` (the host mirror of ``_digit_shift``):
     the float32 exponent of ``span`` minus ``bits - 1``, at least 0, so that ``span >> shift < 2**bits``.

@@ -587,6 +587,21 @@ def _exact_key_set(t):
 
 
 @triton.jit
+def _retry_rank(rank, count, aim, SAMPLE: tl.constexpr):
+    """Sample rank of the retry ladder's first rung, after a staging at sample rank ``rank`` admitted ``count`` < K
+    scores: ``rank`` scaled by ``aim / count``, so the restaging aims at ``aim`` survivors again (a row's survivor
+    count grows about in proportion to the rank), at least ``rank + 1``, at most SAMPLE. ``count >= 1`` whenever a
+    threshold comes from the row's own sample; the max guards the division anyway.
+
+    Was a fixed 4x rank: with the aim near a quarter of the capacity (K=2048: aim 3072, CAP 8192), a row that fell
+    just under K admitted about 4 x K > CAP on the retry, so it went on to the tie rung and the exact whole-row path,
+    ~9 single-program passes over the row (64 x 131075 K=2048 with 1024-score samples: 53 -> 950 us,
+    ``benchmarks/NOTES.md`` entry 21)."""
+    r = (rank * aim + count - 1) // tl.maximum(count, 1)
+    return tl.minimum(tl.maximum(r, rank + 1), SAMPLE)
+
+
+@triton.jit
 def _refine_row(out_ptr, val_ptr, row_ptr, hint_ptr, n, count, thr, aim, count_ptr, slot_keys, slot_cols,
                 K: tl.constexpr,
                 KB: tl.constexpr, TILE: tl.constexpr, CAP: tl.constexpr, SAMPLE: tl.constexpr,
@@ -596,7 +611,8 @@ def _refine_row(out_ptr, val_ptr, row_ptr, hint_ptr, n, count, thr, aim, count_p
     sit in its slot; one program.
 
     Accept path: K <= count <= CAP, exact selection on the staged candidates. Otherwise the retry ladder, each rung
-    a single-program pass over the row (slow, never wrong): a 4x lower sample rank when too few survived, then the
+    a single-program pass over the row (slow, never wrong): a lower sample rank that aims at ``aim`` survivors again
+    when too few survived (``_retry_rank``), then the
     hint's smallest score (hinted mode), then (TIE_RUNG, ``tuning.TIE_RUNG``) the tie rung, then the exact whole-row
     path. A rung restages through the row's counter ``count_ptr`` (zero on entry) and leaves it at zero, as the
     parallel staging does.
@@ -609,7 +625,7 @@ def _refine_row(out_ptr, val_ptr, row_ptr, hint_ptr, n, count, thr, aim, count_p
     if (count < K) & (n > CAP):
         rank = _sample_rank(n, aim, SAMPLE)
         if rank < SAMPLE:
-            thr = _sample_threshold(row_ptr, n, tl.minimum(rank * 4, SAMPLE), SAMPLE, SAMPLE_GROUP)
+            thr = _sample_threshold(row_ptr, n, _retry_rank(rank, count, aim, SAMPLE), SAMPLE, SAMPLE_GROUP)
             count = _restage(row_ptr, n, thr, count_ptr, slot_keys, slot_cols, CAP, TILE, LANES)
     if not HINT_FREE:
         if count < K:

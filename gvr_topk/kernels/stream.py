@@ -14,7 +14,7 @@ split into three launches over a chunk of rows:
    exact survivor count. Short rows (n <= K) are written here.
 3. ``_gvr_select_kernel`` (one program per row), refine: resets the counter (the workspace restores itself, so
    CUDA-graph replays need no memset) and selects exactly on the staged candidates. A staging that missed walks the
-   retry ladder in that program (a 4x lower sample rank, the hint in hinted mode, the exact whole-row path): slow,
+   retry ladder in that program (a lower sample rank, the hint in hinted mode, the exact whole-row path): slow,
    never wrong.
 
 Memory traffic on the accept path: one sample per row, one full read of the row, the survivors written and read
@@ -113,7 +113,7 @@ def _gvr_select_kernel(
 ):
     """Refine for row ``row0 + program_id(0)``: reset the row's counter to zero (the workspace restores itself),
     then select on the staged candidates; a staging that missed (fewer than K, or more than CAP) walks the retry
-    ladder in this program: a 4x lower sample rank, the hint (hinted mode), the exact whole-row path, streaming
+    ladder in this program: a lower sample rank, the hint (hinted mode), the exact whole-row path, streaming
     REFINE_TILE scores per step (the staging kernel's one-warp tile would starve a whole-block program)."""
     if PDL:
         _gdc_wait()  # the staging grid is complete: its counts and slots are final and visible

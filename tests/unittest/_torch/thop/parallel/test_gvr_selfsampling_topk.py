@@ -478,10 +478,13 @@ def _sample_fooling_row(n: int, k: int, seed: int) -> torch.Tensor:
 
 @pytest.mark.parametrize("family", ["split", "stream"])
 @pytest.mark.parametrize("hint", ["none", "good", "garbage"])
-def test_retry_ladder_after_a_misleading_sample(family, hint):
+@pytest.mark.parametrize("k", [512, 2048])
+def test_retry_ladder_after_a_misleading_sample(family, hint, k):
     """Fewer than K survivors of the sampled threshold: every rung of the ladder stays exact, and the workspace
-    counters are zero afterwards (rungs restage through the row's counter)."""
-    rows, n, k = 2, 20000, 512
+    counters are zero afterwards (rungs restage through the row's counter). K=512: the first rung's lower sample
+    rank admits the whole sample (1024 scores), enough; K=2048: the whole sample (512 scores) is still too few, so
+    the hint rung and the whole-row path run."""
+    rows, n = 2, 20000
     x = torch.stack([_sample_fooling_row(n, k, seed=40 + r) for r in range(rows)]).to(DEV)
     kv = _kv(rows, n)
     pre = None
@@ -498,6 +501,53 @@ def test_retry_ladder_after_a_misleading_sample(family, hint):
         # split: (survivors, arrivals) per row; stream: survivors per row (its thresholds follow, not zeroed)
         at_rest = 2 * rows if family == "split" else rows
         assert (ws.view(torch.int32)[:at_rest] == 0).all()
+
+
+def _just_under_k_row(n: int, k: int, seed: int) -> torch.Tensor:
+    """A row whose sample threshold admits a little fewer than K scores while 4x its sample rank would admit more
+    than the slot holds. The sampled scores are evenly spaced over (0, 1), so the thresholds of the ranks involved
+    are fixed (rank 79 of 512: 0.847, rank 125: 0.757, rank 316: 0.384 at n=20000, K=2048); the unsampled scores sit
+    in bands between them: 0.95 K minus the rank in [0.9, 1), 1000 in [0.77, 0.84), 8000 in [0.45, 0.7), the rest
+    below 0.35."""
+    plan = gvr_topk.route(1, n, n, k, num_sms=132)
+    sampled = reference.sample_columns(n, plan.sample, tuning.SAMPLE_GROUP)
+    rank = reference.sample_rank(n, plan.aim, plan.sample)
+    g = torch.Generator().manual_seed(seed)
+    x = torch.rand(n, generator=g) * 0.35
+    x[sampled] = 1.0 - (torch.arange(sampled.numel(), dtype=torch.float32) + 0.5) / sampled.numel()
+    free = torch.ones(n, dtype=torch.bool)
+    free[sampled] = False
+    order = free.nonzero().flatten()[torch.randperm(int(free.sum()), generator=g)]
+    bands = ((int(0.95 * k) - rank, 0.9, 1.0), (1000, 0.77, 0.84), (8000, 0.45, 0.7))
+    at = 0
+    for count, lo, hi in bands:
+        x[order[at:at + count]] = lo + (hi - lo) * torch.rand(count, generator=g)
+        at += count
+    return x
+
+
+@pytest.mark.parametrize("family", ["split", "stream"])
+def test_retry_ladder_first_rung_aims_at_the_aim(family):
+    """A staging ~5% under K: the first rung's sample rank is scaled by aim / count (``_retry_rank``), so the
+    restaging lands between K and half the capacity. A fixed 4x rank, as before, would overflow the slot here and
+    end in the whole-row path (NOTES entry 21). Checked on the host mirror of the threshold, then run exact."""
+    n, k = 20000, 2048
+    plan = gvr_topk.route(1, n, n, k, num_sms=132)
+    rank = reference.sample_rank(n, plan.aim, plan.sample)
+    x = torch.stack([_just_under_k_row(n, k, seed=90 + r) for r in range(2)])
+    keys = reference.order_keys(x)
+    for r in range(2):
+        count = int((keys[r] >= reference.sample_threshold(keys[r], rank, plan.sample, tuning.SAMPLE_GROUP)).sum())
+        assert 0.8 * k < count < k, count
+        fixed = reference.sample_threshold(keys[r], min(4 * rank, plan.sample), plan.sample, tuning.SAMPLE_GROUP)
+        assert int((keys[r] >= fixed).sum()) > plan.cap
+        retry = reference.retry_rank(rank, count, plan.aim, plan.sample)
+        again = int((keys[r] >= reference.sample_threshold(keys[r], retry, plan.sample, tuning.SAMPLE_GROUP)).sum())
+        assert k <= again <= plan.cap // 2, (retry, again)
+    x = x.to(DEV)
+    kv = _kv(2, n)
+    idx, val = _run(x, k, kv, family=family)
+    _assert_exact(x, idx, kv, val)
 
 
 def _tied_rows(kind: str, n: int, seed: int) -> torch.Tensor:
