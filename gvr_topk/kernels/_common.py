@@ -518,9 +518,9 @@ def _stage_share_prefetched(x0, row_ptr, start, end, thr, count_ptr, slot_keys, 
     """``_stage_share`` for a program that streams its share alone (the split family), with one tile in flight ahead
     of the one it stages: the first tile's scores ``x0`` come loaded (``_load_tile(row_ptr, start +
     _tile_offsets(TILE, LANES), end, True)``, requested before the program computes its threshold), and each tile's
-    successor is requested before the tile is staged, so its load's latency overlaps that staging. With SPAN it also returns the smallest and largest order key it admitted ((KEY_MAX, 0) for
-    none; the cooperative kernel's row window), kept per thread and reduced once after the loop; without SPAN the
-    returned pair is unused.
+    successor is requested before the tile is staged, so its load's latency overlaps that staging. With SPAN it also
+    returns the smallest and largest order key it admitted ((KEY_MAX, 0) for none; the cooperative kernel's row
+    window), kept per thread and reduced once after the loop; without SPAN the returned pair is unused.
 
     Why (NOTES entry 19): a split program is one per SM, so nothing else on the SM hides its loads; without the
     look-ahead each tile cost a full memory round trip, then its staging (8 x 131075 K=2048: 32.7 -> 26.6 us).
