@@ -60,6 +60,8 @@ SAMPLE_ABOVE = 64
 #: Sample size bounds (powers of two). SAMPLE_MAX 2048 (was 4096): measured on the H200 (NOTES entry 10) faster in
 #: all 8 probed cells (-2 to -11 us; 1-row cells -2 to -4 us, 512 x 131075 -21 to -26 us) with every output exact;
 #: simulated on 64 decode rows per cell (n 16K-256K), no row under K and none past half the capacity at K=2048.
+#: 1024 measured again with the re-aimed retry rung (NOTES entry 21, probe_sample.py ``x1024``): -7 to -10% at 1-8
+#: rows and 512 x 131075 K=512, but some K=2048 rows fall under K and restage (64 x 131075 K=2048 59 -> 122 us).
 SAMPLE_MIN, SAMPLE_MAX = 512, 2048
 #: Adjacent scores per sample group (a power of two <= SAMPLE_MIN). Groups of 8 read one 32-byte sector per 8
 #: samples but see correlated runs of tokens; single scores cost 8x the sample's sectors (128 KB at 4096 samples)
