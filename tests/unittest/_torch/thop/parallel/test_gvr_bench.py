@@ -560,3 +560,31 @@ def test_ncu_stall_summary(tmp_path, capsys):
     assert ncu_stalls.main([str(path), "--top", "1"]) == 0
     out = capsys.readouterr().out
     assert "40 samples over 3 instructions (2 executed)" in out and "long_sb" in out and "ATOMG" not in out
+
+
+def test_select_phase_probe_compiles_for_sm90():
+    """benchmarks/probe_select_phases.py (GPU only to run): its instrumented select kernel compiles for sm_90 with the
+    installed Triton (no GPU needed to compile), at the half-capacity tile of a K=2048 row and the 2048-lane tile of a
+    K=512 row, with the plan's warps and register cap past one wave. In a subprocess without TRITON_INTERPRET (the
+    interpreter's kernels cannot be compiled)."""
+    bench = Path(__file__).resolve().parents[5] / "benchmarks"
+    code = """
+import sys
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+import probe_select_phases as ps
+
+kernel = ps._timed_stream_select_kernel
+sig = {name: ("*fp32" if name == "logits_ptr" else "*i64" if name == "t_ptr" else "*i32") if name.endswith("_ptr")
+       else "constexpr" if name.isupper() else "i32" for name in kernel.arg_names}
+for k, tile in ((2048, 4096), (512, 2048)):
+    src = ASTSource(fn=kernel, signature=sig, constexprs=dict(K=k, CAP=8192, SEL_TILE=tile))
+    ptx = triton.compile(src, target=GPUTarget("cuda", 90, 32), options=dict(num_warps=8, maxnreg=128)).asm["ptx"]
+    assert "%globaltimer" in ptx and "%smid" in ptx, k
+print("compiled")
+"""
+    env = {key: v for key, v in os.environ.items() if key != "TRITON_INTERPRET"}
+    env["PYTHONPATH"] = os.pathsep.join([str(bench), str(bench.parent), env.get("PYTHONPATH", "")])
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0 and "compiled" in out.stdout, out.stderr[-2000:]
