@@ -1,7 +1,7 @@
 """Developer probe, no GPU: sm_90 instruction counts of the streaming and split kernels (NOTES entry 14).
 
     python benchmarks/sass_counts.py [NAME ...]
-        (default: every kernel; names: stage split split_long select threshold coop)
+        (default: every kernel; names: stage split split_long select select_looped threshold coop)
 
 Compiles the staging, split, select and threshold kernels for sm_90 with ``triton.compile`` (constexprs of a
 131075-column, K=2048 launch), disassembles them with the ``nvdisasm`` that ships in Triton's wheel, and prints per
@@ -44,8 +44,14 @@ KERNELS = [
           REFINE_TILE=tuning.SPLIT_TILE),
      tuning.SPLIT_WARPS, 0),
     ("select", stream._gvr_select_kernel,
-     dict(REFINE_TILE=tuning.REFINE_TILE, REFINE_LANES=stage_lanes(tuning.REFINE_TILE, tuning.SELECT_WARPS)),
+     dict(REFINE_TILE=tuning.REFINE_TILE, REFINE_LANES=stage_lanes(tuning.REFINE_TILE, tuning.SELECT_WARPS),
+          SELECT_CHUNK=tuning.SELECT_CHUNK),
      tuning.SELECT_WARPS, 0),
+    # The select in loops over 1024-candidate chunks (``tuning.SELECT_CHUNK``), as it runs past one wave.
+    ("select_looped", stream._gvr_select_kernel,
+     dict(REFINE_TILE=tuning.REFINE_TILE, REFINE_LANES=stage_lanes(tuning.REFINE_TILE, tuning.SELECT_MANY_WARPS),
+          SELECT_CHUNK=1024),
+     tuning.SELECT_MANY_WARPS, tuning.SELECT_MANY_MAXNREG),
     ("threshold", stream._gvr_threshold_kernel, {}, tuning.THRESHOLD_WARPS, 0),
     # The split family's cooperative form at 1 x 131075 (65 programs, 256-lane slices), its single launch.
     ("coop", split._gvr_split_coop_kernel,

@@ -206,6 +206,13 @@ SPLIT_COOP_MIN_SPLIT = 8
 #: at most 2048 candidates (K=512 rows aim at 1536). Measured on the H200 (NOTES entry 10): 1 x 16387 K=512 31.9 ->
 #: 22.9 us, 64 x 131075 K=512 83.7 -> 75.3 us; K=2048 cells unchanged within noise (they never fit the tile).
 SELECT_MIN_TILE = 2048
+#: The streaming family's select in loops over chunks of this many staged candidates (``_common.
+#: _select_staged_looped``: key window, histogram, then winners out and the crossing bin compacted, each a pass over
+#: the slot), for rows whose candidates fit CAP/2; 0 keeps the select on one CAP/2-lane (or SELECT_MIN_TILE-lane)
+#: tile. Built for NOTES entry 21's first "next" item (a quarter of the 512-row select's stall samples wait for
+#: instruction fetch on its ~4,700-instruction straight-line path); exact and tested through the interpreter, not
+#: yet measured on a GPU, so off. To measure: ``probe_sample.py --arms j0,j1024,j512`` on the 512-row cells.
+SELECT_CHUNK = 0
 #: Largest crossing bin (candidates sharing the K-th score's histogram bin) refined on a compacted small tile.
 #: Decode-like rows put a few dozen candidates there; larger bins are refined in place on the staged tile.
 CROSS_CAP = 512

@@ -299,13 +299,19 @@ def _hint_threshold(hint_ptr, row_ptr, n, K: tl.constexpr, KB: tl.constexpr):
 
 @triton.jit
 def _select_staged(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K: tl.constexpr, CAP: tl.constexpr,
-                   MIN_TILE: tl.constexpr, HAS_VALUES: tl.constexpr):
+                   MIN_TILE: tl.constexpr, HAS_VALUES: tl.constexpr, CHUNK: tl.constexpr):
     """Exact top-K of ``count`` staged candidates (K <= count <= CAP), on the smallest tile that holds them: every
     block operation costs in proportion to the tile's lanes, not the candidates. Tiles: CAP/2 (the sample aims at
     fewer survivors than that; measured 20-25% faster than CAP at K=512 on the H200, within noise at K=2048), CAP,
     and MIN_TILE lanes too when MIN_TILE < CAP/2 (``tuning.SELECT_MIN_TILE``; the test on MIN_TILE is a constexpr,
-    so a disabled small tile is not compiled at all)."""
-    if MIN_TILE < CAP // 2:
+    so a disabled small tile is not compiled at all). With CHUNK > 0 (``tuning.SELECT_CHUNK``), candidates that fit
+    CAP/2 are selected by ``_select_staged_looped`` instead of on a tile."""
+    if CHUNK > 0:
+        if (count <= CAP // 2) and (K <= CAP // 2):
+            _select_staged_looped(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP, CHUNK, HAS_VALUES)
+        else:
+            _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP, HAS_VALUES)
+    elif MIN_TILE < CAP // 2:
         if (count <= MIN_TILE) and (K <= MIN_TILE):
             _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, MIN_TILE, HAS_VALUES)
         else:
@@ -352,6 +358,86 @@ def _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, 
     else:
         sel = certain | _select_tile(keys, cols, cross, need)
         _emit_selected(out_ptr, val_ptr, row_ptr, cols, sel, 0, HAS_VALUES)
+
+
+@triton.jit
+def _slot_chunk(slot_keys, c, count, CHUNK: tl.constexpr):
+    """Order keys of the staged candidates ``c .. c + CHUNK - 1`` (0 past ``count``), which lanes hold one, and the
+    slot positions. Read past L1 (``.cg``), as ``_load_slot``."""
+    i = c + tl.arange(0, CHUNK)
+    live = i < count
+    raw = tl.load(slot_keys + i, mask=live, other=0, cache_modifier=".cg")
+    return tl.where(live, _order_key(raw.to(tl.float32, bitcast=True)), 0), live, i
+
+
+@triton.jit
+def _select_staged_looped(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K: tl.constexpr, CAP: tl.constexpr,
+                          CHUNK: tl.constexpr, HAS_VALUES: tl.constexpr):
+    """``_select_staged_tile``'s selection (count <= CAP/2, K <= CAP/2) in loops over CHUNK-candidate chunks of the
+    slot instead of on one CAP/2-lane tile: a pass for the key window, a pass for the histogram (SELECT_BINS bins),
+    then one pass that writes the certain winners (bins above the crossing bin) to the output and compacts the
+    crossing bin into the slot's unused tail (positions count .. count + in_b - 1 < CAP), then the radix select of
+    the crossing bin on a CROSS_CAP-lane tile. A crossing bin larger than CROSS_CAP (and not needed whole) goes to
+    ``_select_staged_tile`` on the CAP/2 tile.
+
+    Why (NOTES entry 21, not yet measured): the tile select runs as one straight-line path of ~4,700 instructions per
+    warp (entry 20: a quarter of its stall samples wait for instruction fetch at 512 rows) and holds CAP/2 lanes of
+    keys, columns and digits in registers. The loops execute about as many instructions from a path a few times
+    shorter, read the slot three times from L2 instead of once, and hold CHUNK lanes."""
+    lo = tl.full([], 0xFFFFFFFF, tl.uint32)
+    hi = tl.zeros([], tl.uint32)
+    for c in range(0, count, CHUNK):
+        keys, live, _i = _slot_chunk(slot_keys, c, count, CHUNK)
+        c_lo, c_hi = _minmax(keys, live)
+        lo = tl.minimum(lo, c_lo)
+        hi = tl.maximum(hi, c_hi)
+    shift = _digit_shift(hi - lo, SELECT_BITS)
+    hist = tl.zeros([SELECT_BINS], tl.int32)
+    for c in range(0, count, CHUNK):
+        keys, live, _i = _slot_chunk(slot_keys, c, count, CHUNK)
+        hist += tl.histogram(tl.where(live, (keys - lo) >> shift, 0).to(tl.int32), SELECT_BINS, mask=live)
+    b, above, in_b = _crossing_bin(hist, K, SELECT_BINS)
+    need = K - above
+    if (need == in_b) | (in_b <= CROSS_CAP):
+        # A crossing bin needed whole is emitted with the certain winners: the winners' lowest bin drops to b and
+        # no lane is compacted (scalar bins, not a scalar flag and-ed into the lanes' masks: Triton's interpreter
+        # turns a boolean scalar & a boolean tensor into int32).
+        whole = (need == in_b).to(tl.int32)
+        win_above = b - whole
+        cross_bin = tl.where(need == in_b, -1, b)
+        won = tl.zeros([], tl.int32)
+        crossed = tl.zeros([], tl.int32)
+        for c in range(0, count, CHUNK):
+            keys, live, i = _slot_chunk(slot_keys, c, count, CHUNK)
+            cols = tl.load(slot_cols + i, mask=live, other=0, cache_modifier=".cg")
+            digit = tl.where(live, (keys - lo) >> shift, 0).to(tl.int32)
+            win = live & (digit > win_above)
+            cross = live & (digit == cross_bin)
+            # One scan for both: winners in the low 16 bits, crossing-bin lanes in the high ones (CHUNK < 2**16).
+            packed = win.to(tl.int32) + (cross.to(tl.int32) << 16)
+            run = tl.cumsum(packed, 0)
+            pos = won + (run & 0xFFFF) - 1
+            tl.store(out_ptr + pos, cols, mask=win)
+            if HAS_VALUES:
+                v = tl.load(row_ptr + cols, mask=win, other=0.0).to(tl.float32)
+                tl.store(val_ptr + pos, v, mask=win)
+            tail = count + crossed + (run >> 16) - 1
+            tl.store(slot_keys + tail, keys.to(tl.int32, bitcast=True), mask=cross)
+            tl.store(slot_cols + tail, cols, mask=cross)
+            total = tl.sum(packed, 0)
+            won += total & 0xFFFF
+            crossed += total >> 16
+        if need != in_b:
+            tl.debug_barrier()  # the compacted crossing bin is visible to every lane
+            j = tl.arange(0, CROSS_CAP)
+            small = j < in_b
+            skeys = tl.load(slot_keys + count + j, mask=small, other=0, cache_modifier=".cg").to(tl.uint32,
+                                                                                                bitcast=True)
+            scols = tl.load(slot_cols + count + j, mask=small, other=0, cache_modifier=".cg")
+            ssel = _select_tile(tl.where(small, skeys, 0), scols, small, need)
+            _emit_selected(out_ptr, val_ptr, row_ptr, scols, ssel, above, HAS_VALUES)
+    else:
+        _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP // 2, HAS_VALUES)
 
 
 @triton.jit
@@ -606,7 +692,7 @@ def _refine_row(out_ptr, val_ptr, row_ptr, hint_ptr, n, count, thr, aim, count_p
                 K: tl.constexpr,
                 KB: tl.constexpr, TILE: tl.constexpr, CAP: tl.constexpr, SAMPLE: tl.constexpr,
                 SAMPLE_GROUP: tl.constexpr, MIN_TILE: tl.constexpr, HINT_FREE: tl.constexpr, HAS_VALUES: tl.constexpr,
-                LANES: tl.constexpr, TIE_RUNG: tl.constexpr):
+                LANES: tl.constexpr, TIE_RUNG: tl.constexpr, SELECT_CHUNK: tl.constexpr):
     """Refine a row (n > K) whose survivors of one staging attempt against order key ``thr`` (``count`` of them)
     sit in its slot; one program.
 
@@ -649,6 +735,7 @@ def _refine_row(out_ptr, val_ptr, row_ptr, hint_ptr, n, count, thr, aim, count_p
                     count = above
     if done == 0:
         if (count >= K) & (count <= CAP):
-            _select_staged(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP, MIN_TILE, HAS_VALUES)
+            _select_staged(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP, MIN_TILE, HAS_VALUES,
+                           SELECT_CHUNK)
         else:
             _exact_row(out_ptr, val_ptr, row_ptr, n, K, TILE, HAS_VALUES)

@@ -105,7 +105,7 @@ def _gvr_split_kernel(
             tl.atomic_xchg(arrive_ptr, 0, sem="relaxed")
             _refine_row(out_ptr, val_ptr, row_ptr, pre_idx_ptr + (row // next_n).to(tl.int64) * pre_stride, n,
                         count, thr, aim, count_ptr, slot_keys, slot_cols, K, KB, REFINE_TILE, CAP, SAMPLE, SAMPLE_GROUP,
-                        MIN_TILE, HINT_FREE, HAS_VALUES, LANES, TIE_RUNG)
+                        MIN_TILE, HINT_FREE, HAS_VALUES, LANES, TIE_RUNG, 0)
 
 
 #: Word offsets in a row's cooperative scratch (see the module docstring).
@@ -271,7 +271,7 @@ def _gvr_split_coop_kernel(
                         tl.atomic_xchg(count_ptr, 0, sem="acq_rel")  # the retry ladder restages through it
                         _refine_row(out_ptr, val_ptr, row_ptr, pre_idx_ptr + (row // next_n).to(tl.int64) * pre_stride,
                                     n, count, thr, aim, count_ptr, slot_keys, slot_cols, K, KB, REFINE_TILE, CAP,
-                                    SAMPLE, SAMPLE_GROUP, MIN_TILE, HINT_FREE, HAS_VALUES, LANES, TIE_RUNG)
+                                    SAMPLE, SAMPLE_GROUP, MIN_TILE, HINT_FREE, HAS_VALUES, LANES, TIE_RUNG, 0)
                     # Every other program has passed both barriers and finished with the scratch.
                     tl.store(coop + _C_HIST + bins, tl.zeros([SELECT_BINS], tl.int32))
                     words = tl.arange(0, 8)

@@ -110,6 +110,7 @@ def _gvr_select_kernel(
     SAMPLE_GROUP: tl.constexpr, MIN_TILE: tl.constexpr, HINT_FREE: tl.constexpr,
     VARLEN: tl.constexpr,
     HAS_VALUES: tl.constexpr, REFINE_LANES: tl.constexpr, TIE_RUNG: tl.constexpr, PDL: tl.constexpr,
+    SELECT_CHUNK: tl.constexpr,
 ):
     """Refine for row ``row0 + program_id(0)``: reset the row's counter to zero (the workspace restores itself),
     then select on the staged candidates; a staging that missed (fewer than K, or more than CAP) walks the retry
@@ -132,4 +133,4 @@ def _gvr_select_kernel(
             thr = tl.load(ws_thr_ptr + local).to(tl.uint32, bitcast=True)
         _refine_row(out_ptr, val_ptr, row_ptr, pre_idx_ptr + (row // next_n).to(tl.int64) * pre_stride, n, count,
                     thr, aim, ws_count_ptr + local, slot_keys, slot_cols, K, KB, REFINE_TILE, CAP, SAMPLE, SAMPLE_GROUP,
-                    MIN_TILE, HINT_FREE, HAS_VALUES, REFINE_LANES, TIE_RUNG)
+                    MIN_TILE, HINT_FREE, HAS_VALUES, REFINE_LANES, TIE_RUNG, SELECT_CHUNK)

@@ -107,7 +107,8 @@ def family_kwargs(plan: Plan, rows: int, device=None) -> dict:
                 select_maxnreg=plan.select_maxnreg, stage_maxnreg=tuning.STREAM_STAGE_MAXNREG,
                 REFINE_TILE=tuning.REFINE_TILE,
                 LANES=stage_lanes(plan.block, plan.num_warps),
-                REFINE_LANES=stage_lanes(tuning.REFINE_TILE, plan.select_warps), TIE_RUNG=tuning.TIE_RUNG)
+                REFINE_LANES=stage_lanes(tuning.REFINE_TILE, plan.select_warps), TIE_RUNG=tuning.TIE_RUNG,
+                SELECT_CHUNK=tuning.SELECT_CHUNK)
 
 
 def workspace_kwargs(plan: Plan, rows: int, workspace) -> dict:

@@ -503,6 +503,41 @@ def test_retry_ladder_after_a_misleading_sample(family, hint, k):
         assert (ws.view(torch.int32)[:at_rest] == 0).all()
 
 
+@pytest.fixture(params=[1024, 256], ids=["chunks_of_1024", "chunks_of_256"])
+def select_chunk(request, monkeypatch):
+    """``tuning.SELECT_CHUNK``: the streaming select in loops over chunks of the slot (``_select_staged_looped``;
+    off by default until measured), in 1024-candidate chunks and in 256 (more iterations than CROSS_CAP lanes)."""
+    yield from _tuning_value(monkeypatch, "SELECT_CHUNK", request.param)
+
+
+@pytest.mark.parametrize("k", [64, 512, 2048])
+def test_looped_select_is_exact(select_chunk, k):
+    """The looped select on rows that take each of its ways (checked on the host replay first): a crossing bin
+    compacted into the slot's tail and partly needed, one needed whole (exactly K scores tie at the top), and a
+    tie-heavy bin larger than CROSS_CAP (the tile select instead); values, the tie rule, and a caller workspace
+    whose counters end at zero, twice."""
+    rows, n = 4, 20000
+    g = torch.Generator().manual_seed(80 + k)
+    x = torch.randn(rows, n, generator=g) + 4.0
+    x[2] = torch.randint(-3, 4, (n,), generator=g).float()
+    x[3] = torch.randn(n, generator=g)
+    x[3, torch.randperm(n, generator=g)[:k]] = 5.0  # the top K tie: the crossing bin is exactly them
+    plan = gvr_topk.dispatch.plan_for("stream", rows, n, n, k)
+    bins = [_crossing_bin(x[r], k, plan) for r in range(rows)]
+    assert any(need < in_b <= tuning.CROSS_CAP for in_b, need in bins[:2]), bins
+    assert bins[2][0] > tuning.CROSS_CAP and bins[2][1] < bins[2][0], bins
+    assert bins[3] == (k, k), bins
+    x = x.to(DEV)
+    kv = _kv(rows, n)
+    ws = torch.zeros(gvr_topk.workspace_bytes(rows, k), dtype=torch.uint8, device=DEV)
+    for _ in range(2):
+        idx = torch.full((rows, k), -7, dtype=torch.int32, device=DEV)
+        val = torch.full((rows, k), 7.0, device=DEV)
+        gvr_topk.run_varlen(x, None, kv, idx, values=val, workspace=ws, family="stream")
+        _assert_exact(x, idx, kv, val)
+        assert (ws.view(torch.int32)[:rows] == 0).all()
+
+
 def _just_under_k_row(n: int, k: int, seed: int) -> torch.Tensor:
     """A row whose sample threshold admits a little fewer than K scores while 4x its sample rank would admit more
     than the slot holds. The sampled scores are evenly spaced over (0, 1), so the thresholds of the ranks involved
