@@ -679,10 +679,10 @@ def _retry_rank(rank, count, aim, SAMPLE: tl.constexpr):
     count grows about in proportion to the rank), at least ``rank + 1``, at most SAMPLE. ``count >= 1`` whenever a
     threshold comes from the row's own sample; the max guards the division anyway.
 
-    Was a fixed 4x rank: with the aim near a quarter of the capacity (K=2048: aim 3072, CAP 8192), a row that fell
-    just under K admitted about 4 x K > CAP on the retry, so it went on to the tie rung and the exact whole-row path,
-    ~9 single-program passes over the row (64 x 131075 K=2048 with 1024-score samples: 53 -> 950 us,
-    ``benchmarks/NOTES.md`` entry 21)."""
+    Was a fixed 4x rank: with K at a quarter of the capacity (K=2048, CAP 8192), a row that fell just under K
+    admitted about 4 x K = CAP on the retry, past it with the sample's noise, and went on to the tie rung and the
+    exact whole-row path, ~9 single-program passes over the row (64 x 131075 K=2048 with 1024-score samples: 950 us
+    with the fixed rank, 122 us re-aimed; ``benchmarks/NOTES.md`` entry 21)."""
     r = (rank * aim + count - 1) // tl.maximum(count, 1)
     return tl.minimum(tl.maximum(r, rank + 1), SAMPLE)
 
@@ -698,9 +698,8 @@ def _refine_row(out_ptr, val_ptr, row_ptr, hint_ptr, n, count, thr, aim, count_p
 
     Accept path: K <= count <= CAP, exact selection on the staged candidates. Otherwise the retry ladder, each rung
     a single-program pass over the row (slow, never wrong): a lower sample rank that aims at ``aim`` survivors again
-    when too few survived (``_retry_rank``), then the
-    hint's smallest score (hinted mode), then (TIE_RUNG, ``tuning.TIE_RUNG``) the tie rung, then the exact whole-row
-    path. A rung restages through the row's counter ``count_ptr`` (zero on entry) and leaves it at zero, as the
+    when too few survived (``_retry_rank``), then the hint's smallest score (hinted mode), then (TIE_RUNG,
+    ``tuning.TIE_RUNG``) the tie rung, then the exact whole-row path. A rung restages through the row's counter ``count_ptr`` (zero on entry) and leaves it at zero, as the
     parallel staging does.
 
     The tie rung serves a staging that admitted more than CAP scores because a huge number of them tie at the
