@@ -699,8 +699,8 @@ def _refine_row(out_ptr, val_ptr, row_ptr, hint_ptr, n, count, thr, aim, count_p
     Accept path: K <= count <= CAP, exact selection on the staged candidates. Otherwise the retry ladder, each rung
     a single-program pass over the row (slow, never wrong): a lower sample rank that aims at ``aim`` survivors again
     when too few survived (``_retry_rank``), then the hint's smallest score (hinted mode), then (TIE_RUNG,
-    ``tuning.TIE_RUNG``) the tie rung, then the exact whole-row path. A rung restages through the row's counter ``count_ptr`` (zero on entry) and leaves it at zero, as the
-    parallel staging does.
+    ``tuning.TIE_RUNG``) the tie rung, then the exact whole-row path. A rung restages through the row's counter
+    ``count_ptr`` (zero on entry) and leaves it at zero, as the parallel staging does.
 
     The tie rung serves a staging that admitted more than CAP scores because a huge number of them tie at the
     threshold's key t (all-equal rows, a few distinct values, -inf padding): it restages against t + 1. If that
