@@ -115,7 +115,8 @@ def _gvr_select_kernel(
     """Refine for row ``row0 + program_id(0)``: reset the row's counter to zero (the workspace restores itself),
     then select on the staged candidates; a staging that missed (fewer than K, or more than CAP) walks the retry
     ladder in this program: a lower sample rank, the hint (hinted mode), the exact whole-row path, streaming
-    REFINE_TILE scores per step (the staging kernel's one-warp tile would starve a whole-block program)."""
+    REFINE_TILE scores per step (the staging kernel's one-warp tile would starve a whole-block program). SELECT_CHUNK
+    > 0 (``tuning.SELECT_CHUNK``) selects in loops over chunks of the slot instead of on one tile."""
     if PDL:
         _gdc_wait()  # the staging grid is complete: its counts and slots are final and visible
     local = tl.program_id(0)
