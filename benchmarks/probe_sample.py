@@ -29,7 +29,11 @@ same rows is timed too. An arm is written as ``/``-separated settings:
 * ``d<N>``: ``SPLIT_TILE`` (scores per staging loop iteration of the split family),
 * ``e<N>``: ``SPLIT_WARPS`` (warps of a split program),
 * ``h<N>``: ``TIE_RUNG`` (1: the retry ladder's tie rung on; 0: off),
-* ``j<N>``: ``SELECT_CHUNK`` (the streaming select in loops over N-candidate chunks; 0: on one tile).
+* ``j<N>``: ``SELECT_CHUNK`` (the streaming select in loops over N-candidate chunks; 0: on one tile),
+* ``z<N>``: ``STREAM_STAGE_SPARSE`` (the streaming stage kernel stores survivors only: 0 off, 1 on, 2 with a
+  look-ahead),
+* ``A<N>``: ``STREAM_SELECT_APART`` (the streaming select as an accept launch and a ladder launch: 0 off, 1 accept
+  up to CAP candidates, 2 up to CAP/2).
 
 The default arms are NOTES entry 8's (``g8/m2048`` was the setting before it, ``g1/m1024`` the one after).
 Prints a table last and writes ``probe_sample.json`` to ``--out`` after every cell (a run cut short keeps its cells).
@@ -67,7 +71,8 @@ KNOBS = {"g": "SAMPLE_GROUP", "m": "AIM_MARGIN", "a": "SAMPLE_ABOVE", "x": "SAMP
          "u": "SPLIT_MAX_ROWS", "k": "SPLIT_MIN_CHUNK", "n": "SELECT_MANY_MAXNREG",
          "v": "SELECT_MANY_WARPS", "y": "SPLIT_SHORT_MAX_N",
          "r": "STREAM_CHUNK_ROWS", "o": "STREAM_MIN_CHUNK", "b": "THRESHOLD_WARPS", "l": "STREAM_STAGE_MAXNREG",
-         "d": "SPLIT_TILE", "e": "SPLIT_WARPS", "h": "TIE_RUNG", "j": "SELECT_CHUNK"}
+         "d": "SPLIT_TILE", "e": "SPLIT_WARPS", "h": "TIE_RUNG", "j": "SELECT_CHUNK",
+         "z": "STREAM_STAGE_SPARSE", "A": "STREAM_SELECT_APART"}
 #: Settings whose tuning value is not the integer itself.
 _VALUE = {"c": lambda v: ((2048, v),), "f": lambda v: v / 100, "h": bool}
 DEFAULT_ARMS = "g8/m2048,g1/m2048,g1/m1024,g2/m1024"

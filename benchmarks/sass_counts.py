@@ -1,7 +1,8 @@
 """Developer probe, no GPU: sm_90 instruction counts of the streaming and split kernels (NOTES entry 14).
 
     python benchmarks/sass_counts.py [NAME ...]
-        (default: every kernel; names: stage split split_long select select_looped threshold coop)
+        (default: every kernel; names: stage stage_sparse stage_ahead split split_long select select_many0
+        select_many1 select_many2 select_many3 select_looped threshold coop)
 
 Compiles the staging, split, select and threshold kernels for sm_90 with ``triton.compile`` (constexprs of a
 131075-column, K=2048 launch), disassembles them with the ``nvdisasm`` that ships in Triton's wheel, and prints per
@@ -33,7 +34,13 @@ BASE = dict(K=2048, KB=2048, CAP=8192, SAMPLE=2048, SAMPLE_GROUP=tuning.SAMPLE_G
 #: (name, kernel, extra constexprs, warps, maxnreg)
 _STAGE = dict(TILE=tuning.STREAM_TILE, SPLIT=4, LANES=stage_lanes(tuning.STREAM_TILE, tuning.STREAM_WARPS))
 KERNELS = [
-    ("stage", stream._gvr_stage_kernel, _STAGE, tuning.STREAM_WARPS, tuning.STREAM_STAGE_MAXNREG),
+    ("stage", stream._gvr_stage_kernel, dict(_STAGE, STAGE_SPARSE=tuning.STREAM_STAGE_SPARSE), tuning.STREAM_WARPS,
+     tuning.STREAM_STAGE_MAXNREG),
+    # Survivors-only staging (``tuning.STREAM_STAGE_SPARSE``), without and with a look-ahead.
+    ("stage_sparse", stream._gvr_stage_kernel, dict(_STAGE, STAGE_SPARSE=1), tuning.STREAM_WARPS,
+     tuning.STREAM_STAGE_MAXNREG),
+    ("stage_ahead", stream._gvr_stage_kernel, dict(_STAGE, STAGE_SPARSE=2), tuning.STREAM_WARPS,
+     tuning.STREAM_STAGE_MAXNREG),
     ("split", split._gvr_split_kernel,
      dict(TILE=tuning.SPLIT_TILE, SPLIT=16, LANES=stage_lanes(tuning.SPLIT_TILE, tuning.SPLIT_WARPS),
           REFINE_TILE=tuning.SPLIT_TILE),
@@ -45,12 +52,18 @@ KERNELS = [
      tuning.SPLIT_WARPS, 0),
     ("select", stream._gvr_select_kernel,
      dict(REFINE_TILE=tuning.REFINE_TILE, REFINE_LANES=stage_lanes(tuning.REFINE_TILE, tuning.SELECT_WARPS),
-          SELECT_CHUNK=tuning.SELECT_CHUNK),
+          SELECT_CHUNK=tuning.SELECT_CHUNK, SELECT_PART=tuning.STREAM_SELECT_APART),
      tuning.SELECT_WARPS, 0),
+    # The select of a 512-row chunk (8 warps, 128 registers): one launch, then the accept launches of
+    # ``tuning.STREAM_SELECT_APART`` (1: tiles up to CAP, 2: up to CAP/2) and the ladder launch.
+    *((f"select_many{part}", stream._gvr_select_kernel,
+       dict(REFINE_TILE=tuning.REFINE_TILE, REFINE_LANES=stage_lanes(tuning.REFINE_TILE, tuning.SELECT_MANY_WARPS),
+            SELECT_CHUNK=tuning.SELECT_CHUNK, SELECT_PART=part),
+       tuning.SELECT_MANY_WARPS, tuning.SELECT_MANY_MAXNREG) for part in (0, 1, 2, 3)),
     # The select in loops over 1024-candidate chunks (``tuning.SELECT_CHUNK``), as it runs past one wave.
     ("select_looped", stream._gvr_select_kernel,
      dict(REFINE_TILE=tuning.REFINE_TILE, REFINE_LANES=stage_lanes(tuning.REFINE_TILE, tuning.SELECT_MANY_WARPS),
-          SELECT_CHUNK=1024),
+          SELECT_CHUNK=1024, SELECT_PART=0),
      tuning.SELECT_MANY_WARPS, tuning.SELECT_MANY_MAXNREG),
     ("threshold", stream._gvr_threshold_kernel, {}, tuning.THRESHOLD_WARPS, 0),
     # The split family's cooperative form at 1 x 131075 (65 programs, 256-lane slices), its single launch.

@@ -213,6 +213,19 @@ SELECT_MIN_TILE = 2048
 #: instruction fetch on its ~4,700-instruction straight-line path); exact and tested through the interpreter, not
 #: yet measured on a GPU, so off. To measure: ``probe_sample.py --arms j0,j1024,j512`` on the 512-row cells.
 SELECT_CHUNK = 0
+#: The streaming stage kernel stores only each tile's survivors (``_common._stage_tile_sparse``: a pass-flag bit
+#: mask per thread, then one turn per survivor of the fullest thread) instead of two predicated stores per score:
+#: 0 off, 1 on, 2 on with each tile's successor requested before the tile is staged. Built for NOTES entry 22
+#: (the stage kernel is 108 us of a 512 x 131075 launch at 634 instructions per 1024-score tile); not yet measured
+#: on a GPU, so off. To measure: ``probe_sample.py --arms z0,z1,z2``.
+STREAM_STAGE_SPARSE = 0
+#: The streaming family's select as two launches of its kernel (``kernels.stream._gvr_select_kernel``'s
+#: SELECT_PART): an accept launch that selects the rows whose staging holds K to CAP (1) or K to CAP/2 (2)
+#: candidates, then a ladder launch that walks the retry ladder for the others; 0 keeps one launch. Built for NOTES
+#: entry 22: an accept-path-only copy of the select (``probe_select_phases.py``) ran the 512 x 131075 K=2048 launch
+#: in 169.1 us against the product's 181.6 in the same process. Not yet measured on a GPU, so off. To measure:
+#: ``probe_sample.py --arms A0,A1,A2``.
+STREAM_SELECT_APART = 0
 #: Largest crossing bin (candidates sharing the K-th score's histogram bin) refined on a compacted small tile.
 #: Decode-like rows put a few dozen candidates there; larger bins are refined in place on the staged tile.
 CROSS_CAP = 512

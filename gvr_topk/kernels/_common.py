@@ -321,6 +321,23 @@ def _select_staged(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K: tl
 
 
 @triton.jit
+def _select_within_half(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K: tl.constexpr, CAP: tl.constexpr,
+                        MIN_TILE: tl.constexpr, HAS_VALUES: tl.constexpr, CHUNK: tl.constexpr):
+    """``_select_staged`` for K <= count <= CAP/2 (K <= CAP/2): the CAP/2-lane tile, and the MIN_TILE-lane one only
+    where K < MIN_TILE (at K = MIN_TILE it would serve count == K alone), so a kernel that selects nothing larger
+    compiles one or two tiles instead of three."""
+    if CHUNK > 0:
+        _select_staged_looped(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP, CHUNK, HAS_VALUES)
+    elif (K < MIN_TILE) and (MIN_TILE < CAP // 2):
+        if count <= MIN_TILE:
+            _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, MIN_TILE, HAS_VALUES)
+        else:
+            _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP // 2, HAS_VALUES)
+    else:
+        _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP // 2, HAS_VALUES)
+
+
+@triton.jit
 def _select_half_or_full(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K: tl.constexpr,
                          CAP: tl.constexpr, HAS_VALUES: tl.constexpr):
     """``_select_staged`` on a CAP/2-lane tile when the candidates (and K) fit it, else on the CAP-lane tile."""
@@ -520,6 +537,20 @@ def _load_tile(row_ptr, cols, end, MASKED: tl.constexpr):
 
 
 @triton.jit
+def _load_tile_at(row_ptr, s, end, TILE: tl.constexpr, LANES: tl.constexpr, MASKED: tl.constexpr):
+    """``_load_tile`` of the tile at column ``s`` (``s + _tile_offsets(TILE, LANES)``), addressed from one pointer
+    per lane: a thread's TILE / LANES scores then lie at constant distances from it, which the loads take as
+    immediate offsets (sm_90 SASS: no 64-bit address add per score)."""
+    lane_ptr = (row_ptr + s + tl.arange(0, LANES))[None, :]
+    rows = (tl.arange(0, TILE // LANES) * LANES)[:, None]
+    if MASKED:
+        x = tl.load(lane_ptr + rows, mask=(s + tl.arange(0, LANES))[None, :] + rows < end, other=0.0)
+    else:
+        x = tl.load(lane_ptr + rows)
+    return x.to(tl.float32)
+
+
+@triton.jit
 def _stage_tile(x, cols, end, f, count_ptr, slot_keys, slot_cols, CAP: tl.constexpr, MASKED: tl.constexpr):
     """Stage the scores ``x`` of one tile of columns ``cols`` (a [ROWS, LANES] block, lanes along axis 1, loaded by
     ``_load_tile``) that pass ``not (x < f)``: reserve space with one atomic on the row's counter, write raw float32
@@ -549,6 +580,59 @@ def _stage_tile(x, cols, end, f, count_ptr, slot_keys, slot_cols, CAP: tl.conste
 
 
 @triton.jit
+def _popcount(m):
+    """Set bits of each uint32 of ``m`` (the SWAR count: a dozen integer operations, no intrinsic, so the interpreter
+    runs it too)."""
+    m = m - ((m >> 1) & 0x55555555)
+    m = (m & 0x33333333) + ((m >> 2) & 0x33333333)
+    return (((m + (m >> 4)) & 0x0F0F0F0F) * 0x01010101) >> 24
+
+
+@triton.jit
+def _bit_index(low):
+    """Index of the one set bit of each uint32 power of two ``low``: its float32 exponent (exact: a power of two
+    converts without rounding)."""
+    return (low.to(tl.float32).to(tl.int32, bitcast=True) >> 23) - 127
+
+
+@triton.jit
+def _stage_tile_sparse(x, s, end, f, row_ptr, count_ptr, slot_keys, slot_cols, CAP: tl.constexpr,
+                       MASKED: tl.constexpr):
+    """``_stage_tile`` that stores only the survivors: the same admitted scores, positions and reservation, at a
+    cost that follows the survivors instead of the tile. ``x`` is the [ROWS, LANES] tile of columns ``s +
+    _tile_offsets(ROWS * LANES, LANES)`` (ROWS <= 32).
+
+    Each thread folds its ROWS pass flags into one bit mask; after the reservation the warp loops as many times as
+    its fullest thread has survivors, each thread storing its next survivor per turn (the score is read again, from
+    the line the tile's load just brought into L1: a register cannot be picked by a runtime index). A decode tile
+    admits ~2% of its scores, under one per thread, so the turns are few, against two predicated stores per score
+    in ``_stage_tile``."""
+    ROWS: tl.constexpr = x.shape[0]
+    LANES: tl.constexpr = x.shape[1]
+    lane = tl.arange(0, LANES)
+    if MASKED:
+        cols = s + _tile_offsets(ROWS * LANES, LANES)
+        keep = (cols < end) & ~(x < f)
+    else:
+        keep = ~(x < f)
+    # The bits are disjoint, so their sum is their union.
+    m = tl.sum(tl.where(keep, (tl.full([ROWS], 1, tl.uint32) << tl.arange(0, ROWS).to(tl.uint32))[:, None], 0), 0)
+    cnt = _popcount(m).to(tl.int32)
+    base = tl.atomic_add(count_ptr, tl.sum(cnt, 0), sem="relaxed")
+    pos = base + tl.cumsum(cnt, 0) - cnt
+    for _ in range(tl.max(cnt, 0)):
+        live = m != 0
+        low = m & (0 - m)  # the lowest remaining survivor
+        col = s + _bit_index(low) * LANES + lane
+        v = tl.load(row_ptr + col, mask=live).to(tl.float32)
+        p = tl.minimum(pos, CAP - 1)  # as in ``_stage_tile``: past CAP the attempt fails, the writes go unread
+        tl.store(slot_keys + p, v.to(tl.int32, bitcast=True), mask=live)
+        tl.store(slot_cols + p, col, mask=live)
+        m = m ^ low
+        pos += 1
+
+
+@triton.jit
 def _stage_share(row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP: tl.constexpr, TILE: tl.constexpr,
                  LANES: tl.constexpr):
     """Stage every score of columns [start, end) that ``_key_floor(thr)`` admits (all with key >= thr, thr >= 1)
@@ -568,6 +652,36 @@ def _stage_share_after(x0, row_ptr, start, end, thr, count_ptr, slot_keys, slot_
     f = _key_floor(thr)
     _stage_tile(x0, start + _tile_offsets(TILE, LANES), end, f, count_ptr, slot_keys, slot_cols, CAP, True)
     _stage_tiles(row_ptr, start + TILE, start, end, f, count_ptr, slot_keys, slot_cols, CAP, TILE, LANES)
+
+
+@triton.jit
+def _stage_share_sparse(x0, row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP: tl.constexpr,
+                        TILE: tl.constexpr, LANES: tl.constexpr, AHEAD: tl.constexpr):
+    """``_stage_share_after`` through ``_stage_tile_sparse``. AHEAD: request each tile's successor before staging
+    the tile (every tile then takes the masked path; a look-ahead past ``end`` reads nothing)."""
+    f = _key_floor(thr)
+    full = start + tl.maximum(end - start, 0) // TILE * TILE
+    if AHEAD:
+        _stage_tile_sparse(x0, start, end, f, row_ptr, count_ptr, slot_keys, slot_cols, CAP, True)
+        if full - start >= 2 * TILE:
+            # Whole tiles only, so the loads need no mask: the last one's look-ahead reads that tile again.
+            last = full - TILE
+            x = _load_tile_at(row_ptr, start + TILE, end, TILE, LANES, False)
+            for s in range(start + TILE, full, TILE):
+                ahead = _load_tile_at(row_ptr, tl.minimum(s + TILE, last), end, TILE, LANES, False)
+                _stage_tile_sparse(x, s, end, f, row_ptr, count_ptr, slot_keys, slot_cols, CAP, False)
+                x = ahead
+        if (full < end) & (full >= start + TILE):
+            _stage_tile_sparse(_load_tile_at(row_ptr, full, end, TILE, LANES, True), full, end, f, row_ptr,
+                               count_ptr, slot_keys, slot_cols, CAP, True)
+    else:
+        _stage_tile_sparse(x0, start, end, f, row_ptr, count_ptr, slot_keys, slot_cols, CAP, True)
+        for s in range(start + TILE, full, TILE):
+            _stage_tile_sparse(_load_tile_at(row_ptr, s, end, TILE, LANES, False), s, end, f, row_ptr, count_ptr,
+                               slot_keys, slot_cols, CAP, False)
+        if (full < end) & (full >= start + TILE):
+            _stage_tile_sparse(_load_tile_at(row_ptr, full, end, TILE, LANES, True), full, end, f, row_ptr,
+                               count_ptr, slot_keys, slot_cols, CAP, True)
 
 
 @triton.jit

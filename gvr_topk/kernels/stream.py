@@ -37,8 +37,11 @@ from ._common import _load_tile
 from ._common import _refine_row
 from ._common import _row_length
 from ._common import _row_threshold
+from ._common import _select_staged
+from ._common import _select_within_half
 from ._common import _share_bounds
 from ._common import _stage_share_after
+from ._common import _stage_share_sparse
 from ._common import _tile_offsets
 
 
@@ -69,7 +72,7 @@ def _gvr_stage_kernel(
     n_uniform, next_n, cr_shift,
     K: tl.constexpr, KB: tl.constexpr, TILE: tl.constexpr, CAP: tl.constexpr,
     SPLIT: tl.constexpr, VARLEN: tl.constexpr, HAS_VALUES: tl.constexpr, LANES: tl.constexpr,
-    PDL: tl.constexpr,
+    PDL: tl.constexpr, STAGE_SPARSE: tl.constexpr,
 ):
     """Verify for rows ``row0 + program_id(1)``: every program of a row stages the survivors of its share against
     the row's threshold; the row's counter ends up holding the exact survivor count. Launched with one warp per
@@ -95,8 +98,12 @@ def _gvr_stage_kernel(
         thr = tl.load(ws_thr_ptr + local).to(tl.uint32, bitcast=True)
         slot_keys = ws_keys_ptr + local.to(tl.int64) * CAP
         slot_cols = ws_cols_ptr + local.to(tl.int64) * CAP
-        _stage_share_after(x0, row_ptr, start, end, thr, ws_count_ptr + local, slot_keys, slot_cols, CAP, TILE,
-                           LANES)
+        if STAGE_SPARSE:
+            _stage_share_sparse(x0, row_ptr, start, end, thr, ws_count_ptr + local, slot_keys, slot_cols, CAP, TILE,
+                                LANES, STAGE_SPARSE == 2)
+        else:
+            _stage_share_after(x0, row_ptr, start, end, thr, ws_count_ptr + local, slot_keys, slot_cols, CAP, TILE,
+                               LANES)
 
 
 @triton.jit
@@ -110,13 +117,19 @@ def _gvr_select_kernel(
     SAMPLE_GROUP: tl.constexpr, MIN_TILE: tl.constexpr, HINT_FREE: tl.constexpr,
     VARLEN: tl.constexpr,
     HAS_VALUES: tl.constexpr, REFINE_LANES: tl.constexpr, TIE_RUNG: tl.constexpr, PDL: tl.constexpr,
-    SELECT_CHUNK: tl.constexpr,
+    SELECT_CHUNK: tl.constexpr, SELECT_PART: tl.constexpr,
 ):
     """Refine for row ``row0 + program_id(0)``: reset the row's counter to zero (the workspace restores itself),
     then select on the staged candidates; a staging that missed (fewer than K, or more than CAP) walks the retry
     ladder in this program: a lower sample rank, the hint (hinted mode), the exact whole-row path, streaming
     REFINE_TILE scores per step (the staging kernel's one-warp tile would starve a whole-block program). SELECT_CHUNK
-    > 0 (``tuning.SELECT_CHUNK``) selects in loops over chunks of the slot instead of on one tile."""
+    > 0 (``tuning.SELECT_CHUNK``) selects in loops over chunks of the slot instead of on one tile.
+
+    SELECT_PART (``tuning.STREAM_SELECT_APART``) splits this into two launches of this kernel: 0 does it all in one;
+    1 and 2 are the accept launch, which selects the rows whose staging holds K to CAP (1) or K to CAP/2 (2)
+    candidates and marks every other row's counter with ``-1 - count``; 3 is the ladder launch after it, which walks
+    the retry ladder for the marked rows only. The accept launch then compiles without the ladder (and with 2,
+    without the CAP-lane tile): a smaller program with fewer registers for the path every decode row takes."""
     if PDL:
         _gdc_wait()  # the staging grid is complete: its counts and slots are final and visible
     local = tl.program_id(0)
@@ -129,9 +142,27 @@ def _gvr_select_kernel(
         slot_keys = ws_keys_ptr + local.to(tl.int64) * CAP
         slot_cols = ws_cols_ptr + local.to(tl.int64) * CAP
         count = tl.atomic_xchg(ws_count_ptr + local, 0, sem="relaxed")  # the kernel boundary orders the staging
-        thr = tl.zeros([], tl.uint32)
-        if TIE_RUNG:  # only the tie rung reads the staging's threshold
-            thr = tl.load(ws_thr_ptr + local).to(tl.uint32, bitcast=True)
-        _refine_row(out_ptr, val_ptr, row_ptr, pre_idx_ptr + (row // next_n).to(tl.int64) * pre_stride, n, count,
-                    thr, aim, ws_count_ptr + local, slot_keys, slot_cols, K, KB, REFINE_TILE, CAP, SAMPLE, SAMPLE_GROUP,
-                    MIN_TILE, HINT_FREE, HAS_VALUES, REFINE_LANES, TIE_RUNG, SELECT_CHUNK)
+        if (SELECT_PART == 1) | (SELECT_PART == 2):
+            top: tl.constexpr = CAP if SELECT_PART == 1 else CAP // 2
+            if (count >= K) & (count <= top) & (K <= top):
+                if SELECT_PART == 1:
+                    _select_staged(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP, MIN_TILE,
+                                   HAS_VALUES, SELECT_CHUNK)
+                else:
+                    _select_within_half(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP, MIN_TILE,
+                                        HAS_VALUES, SELECT_CHUNK)
+            else:
+                tl.store(ws_count_ptr + local, -1 - count)  # for the ladder launch (a count is never negative)
+        else:
+            go = True
+            if SELECT_PART == 3:  # only the rows the accept launch marked (the others' counters hold 0)
+                go = count < 0
+                count = -1 - count
+            if go:
+                thr = tl.zeros([], tl.uint32)
+                if TIE_RUNG:  # only the tie rung reads the staging's threshold
+                    thr = tl.load(ws_thr_ptr + local).to(tl.uint32, bitcast=True)
+                _refine_row(out_ptr, val_ptr, row_ptr, pre_idx_ptr + (row // next_n).to(tl.int64) * pre_stride, n,
+                            count, thr, aim, ws_count_ptr + local, slot_keys, slot_cols, K, KB, REFINE_TILE, CAP,
+                            SAMPLE, SAMPLE_GROUP, MIN_TILE, HINT_FREE, HAS_VALUES, REFINE_LANES, TIE_RUNG,
+                            SELECT_CHUNK)

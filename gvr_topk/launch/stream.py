@@ -25,7 +25,8 @@ _SHAPE_ARGS = ("num_rows", "chunk_rows", "stage_warps", "threshold_warps", "sele
 
 
 class StreamLaunch:
-    """The three kernels of the family behind one ``run(grid=..., warmup=False, **kwargs)``.
+    """The three kernels of the family behind one ``run(grid=..., warmup=False, **kwargs)`` (the select kernel
+    launched twice per chunk when ``tuning.STREAM_SELECT_APART`` is on).
 
     ``fn`` carries the union of the kernels' parameters (constexprs annotated as such), which is what the launcher
     cache reads to build compile keys; a key therefore covers the variants of all three kernels at once.
@@ -54,13 +55,18 @@ class StreamLaunch:
         stage_cap = dict(maxnreg=kw["stage_maxnreg"]) if kw["stage_maxnreg"] else {}
         # Programmatic dependent launch (kernels compiled with PDL wait for the grid before them at their start).
         dep = dict(launch_pdl=True) if kw["PDL"] else {}
+        launches = [(threshold, "thr", a_thr, dict(num_warps=warps[0])),
+                    (stage, "stage", a_stage, dict(num_warps=warps[1], **stage_cap, **dep)),
+                    (select, "row", a_select, dict(num_warps=warps[2], **cap, **dep))]
+        if a_select["SELECT_PART"]:
+            # The select as two launches (``tuning.STREAM_SELECT_APART``): the accept launch above, then the ladder
+            # launch for the rows it marked.
+            launches.append((select, "row", dict(a_select, SELECT_PART=3), dict(num_warps=warps[2], **cap, **dep)))
         made = []
         for row0 in range(0, rows, chunk):
             m = min(chunk, rows - row0)
-            for kernel, grid_, args, opts in ((threshold, (m,), a_thr, dict(num_warps=warps[0])),
-                                              (stage, (split, m), a_stage,
-                                               dict(num_warps=warps[1], **stage_cap, **dep)),
-                                              (select, (m,), a_select, dict(num_warps=warps[2], **cap, **dep))):
+            for kernel, shape, args, opts in launches:
+                grid_ = (split, m) if shape == "stage" else (m,)
                 compiled = kernel[grid_](row0=row0, **opts, **args)
                 made.append((kernel, compiled, grid_, {k: v for k, v in args.items() if not k.endswith("_ptr")}
                              | {"row0": row0}))
@@ -108,7 +114,8 @@ def family_kwargs(plan: Plan, rows: int, device=None) -> dict:
                 REFINE_TILE=tuning.REFINE_TILE,
                 LANES=stage_lanes(plan.block, plan.num_warps),
                 REFINE_LANES=stage_lanes(tuning.REFINE_TILE, plan.select_warps), TIE_RUNG=tuning.TIE_RUNG,
-                SELECT_CHUNK=tuning.SELECT_CHUNK)
+                SELECT_CHUNK=tuning.SELECT_CHUNK, STAGE_SPARSE=tuning.STREAM_STAGE_SPARSE,
+                SELECT_PART=tuning.STREAM_SELECT_APART)
 
 
 def workspace_kwargs(plan: Plan, rows: int, workspace) -> dict:

@@ -79,6 +79,25 @@ def test_only_kernel_arguments_reach_each_kernel():
         assert set(kwargs) <= allowed, (name, set(kwargs) - allowed)
 
 
+@pytest.mark.parametrize("apart", [1, 2])
+def test_select_apart_adds_a_ladder_launch(apart, monkeypatch):
+    """``tuning.STREAM_SELECT_APART``: per chunk the select kernel is launched twice, first as the accept launch
+    (SELECT_PART = the setting), then as the ladder launch (3), with the same grid, warps and register cap; off, one
+    launch with SELECT_PART 0."""
+    plan = dispatch.plan_for("stream", 600, 131075, 131075, 2048)
+    assert stream_launch.family_kwargs(plan, 600)["SELECT_PART"] == tuning.STREAM_SELECT_APART == 0
+    monkeypatch.setattr(tuning, "STREAM_SELECT_APART", apart)
+    _, calls = _launch(600, 131075, 2048, pdl=True)
+    assert [name for name, _, _ in calls] == ["_gvr_threshold_kernel", "_gvr_stage_kernel", "_gvr_select_kernel",
+                                              "_gvr_select_kernel"] * 2
+    for i in (0, 4):
+        (_, g_acc, a_acc), (_, g_lad, a_lad) = calls[i + 2:i + 4]
+        assert (a_acc["SELECT_PART"], a_lad["SELECT_PART"]) == (apart, 3)
+        assert g_acc == g_lad and a_acc["row0"] == a_lad["row0"]
+        assert {k: v for k, v in a_acc.items() if k != "SELECT_PART"} == \
+            {k: v for k, v in a_lad.items() if k != "SELECT_PART"}
+
+
 @pytest.mark.parametrize("pdl", [False, True])
 def test_programmatic_dependent_launch(pdl):
     """With PDL, the stage and select kernels (which wait for the grid before them at their start) are launched as

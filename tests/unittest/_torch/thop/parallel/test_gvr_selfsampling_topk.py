@@ -650,12 +650,29 @@ def test_split_serves_more_rows_when_they_are_short():
     assert (ws.view(torch.int32)[:2 * rows] == 0).all()
 
 
+#: (``tuning.STREAM_SELECT_APART``, ``tuning.STREAM_STAGE_SPARSE``) of the streaming family under test: the default,
+#: and each built variant (the select as an accept launch and a ladder launch, up to CAP or CAP/2 candidates; the
+#: survivors-only staging, with and without its look-ahead).
+STREAM_VARIANTS = {"default": None, "apart_cap_sparse": (1, 1), "apart_half_sparse_ahead": (2, 2)}
+
+
+@pytest.fixture(params=list(STREAM_VARIANTS))
+def stream_variant(request, monkeypatch):
+    setting = STREAM_VARIANTS[request.param]
+    if setting is None:
+        yield request.param
+        return
+    monkeypatch.setattr(tuning, "STREAM_SELECT_APART", setting[0])
+    yield from _tuning_value(monkeypatch, "STREAM_STAGE_SPARSE", setting[1])
+
+
 @pytest.mark.parametrize("k", [512, 2048])
-def test_staging_outcomes_are_exact(k):
+def test_staging_outcomes_are_exact(k, stream_variant):
     """The streaming family with several staging programs per row (n = 20000: 4 shares) on rows
     that take every outcome of a staging: ordinary survivors, ties at the threshold, more survivors than the slot
     holds (the counter must still end at the exact count, the exact path runs), fewer than K (the retry ladder),
-    a short row (n <= K) and an empty one; twice on one workspace, whose counters must be back at zero."""
+    a short row (n <= K) and an empty one; twice on one workspace, whose counters must be back at zero. Also with
+    each built variant of the family's kernels (``STREAM_VARIANTS``)."""
     n = 20000
     plan = gvr_topk.dispatch.plan_for("stream", 6, n, n, k)
     assert plan.split > 1

@@ -23,6 +23,7 @@ from gvr_topk.kernels._common import _share_bounds
 from gvr_topk.kernels._common import _stage_share
 from gvr_topk.kernels._common import _stage_share_after
 from gvr_topk.kernels._common import _stage_share_prefetched
+from gvr_topk.kernels._common import _stage_share_sparse
 from gvr_topk.kernels._common import _tile_offsets
 
 pytestmark = pytest.mark.gvr_topk
@@ -37,7 +38,8 @@ def _stage_row_kernel(row_ptr, thr_ptr, count_ptr, keys_ptr, cols_ptr, span_ptr,
                       SPAN: tl.constexpr):
     """PATH 0: ``_stage_share``. 1: the streaming family's stage kernel, the first tile loaded before the threshold
     (``_stage_share_after``). 2: the split family's, one tile in flight ahead (``_stage_share_prefetched``), writing
-    the admitted key span to ``span_ptr`` when SPAN."""
+    the admitted key span to ``span_ptr`` when SPAN. 3 and 4: the streaming stage kernel's survivors-only staging
+    (``_stage_share_sparse``, ``tuning.STREAM_STAGE_SPARSE``), without and with its look-ahead."""
     part = tl.program_id(0)
     start, end = _share_bounds(n, part, SPLIT, TILE)
     if PATH == 1:
@@ -53,13 +55,18 @@ def _stage_row_kernel(row_ptr, thr_ptr, count_ptr, keys_ptr, cols_ptr, span_ptr,
             uspan = span_ptr.to(tl.pointer_type(tl.uint32))
             tl.atomic_max(uspan, 0xFFFFFFFF - lo)
             tl.atomic_max(uspan + 1, hi)
+    elif PATH >= 3:
+        x0 = _load_tile(row_ptr, start + _tile_offsets(TILE, LANES), end, True)
+        thr = tl.load(thr_ptr).to(tl.uint32, bitcast=True)
+        _stage_share_sparse(x0, row_ptr, start, end, thr, count_ptr, keys_ptr, cols_ptr, CAP, TILE, LANES, PATH == 4)
     else:
         thr = tl.load(thr_ptr).to(tl.uint32, bitcast=True)
         _stage_share(row_ptr, start, end, thr, count_ptr, keys_ptr, cols_ptr, CAP, TILE, LANES)
 
 
 #: Staging paths under test: name -> (PATH, SPAN) of ``_stage_row_kernel``.
-PATHS = {"loop": (0, False), "first_tile_preloaded": (1, False), "one_ahead": (2, False), "one_ahead_span": (2, True)}
+PATHS = {"loop": (0, False), "first_tile_preloaded": (1, False), "one_ahead": (2, False), "one_ahead_span": (2, True),
+         "survivors_only": (3, False), "survivors_only_ahead": (4, False)}
 
 
 def _bits(values) -> torch.Tensor:
