@@ -1,8 +1,8 @@
 """Developer probe, no GPU: sm_90 instruction counts of the streaming and split kernels (NOTES entry 14).
 
     python benchmarks/sass_counts.py [NAME ...]
-        (default: every kernel; names: stage stage_sparse stage_ahead split split_long select select_many0
-        select_many1 select_many2 select_many3 select_looped threshold coop)
+        (default: every kernel; names: stage stage_sparse stage_ahead split split_long select select_many
+        select_accept2 select_accept3 select_ladder select_looped threshold coop)
 
 Compiles the staging, split, select and threshold kernels for sm_90 with ``triton.compile`` (constexprs of a
 131075-column, K=2048 launch), disassembles them with the ``nvdisasm`` that ships in Triton's wheel, and prints per
@@ -54,12 +54,16 @@ KERNELS = [
      dict(REFINE_TILE=tuning.REFINE_TILE, REFINE_LANES=stage_lanes(tuning.REFINE_TILE, tuning.SELECT_WARPS),
           SELECT_CHUNK=tuning.SELECT_CHUNK, SELECT_PART=tuning.STREAM_SELECT_APART),
      tuning.SELECT_WARPS, 0),
-    # The select of a 512-row chunk (8 warps, 128 registers): one launch, then the accept launches of
-    # ``tuning.STREAM_SELECT_APART`` (1: tiles up to CAP, 2: up to CAP/2) and the ladder launch.
-    *((f"select_many{part}", stream._gvr_select_kernel,
-       dict(REFINE_TILE=tuning.REFINE_TILE, REFINE_LANES=stage_lanes(tuning.REFINE_TILE, tuning.SELECT_MANY_WARPS),
-            SELECT_CHUNK=tuning.SELECT_CHUNK, SELECT_PART=part),
-       tuning.SELECT_MANY_WARPS, tuning.SELECT_MANY_MAXNREG) for part in (0, 1, 2, 3)),
+    # The select of a 512-row chunk (8 warps, 128 registers) in one launch, and as ``tuning.STREAM_SELECT_APART``'s
+    # accept launches (2: the MIN_TILE and CAP/2 tiles, 3: the CAP/2 tile alone) and its ladder launch.
+    *((name, stream._gvr_select_kernel,
+       dict(REFINE_TILE=tuning.REFINE_TILE, REFINE_LANES=stage_lanes(tuning.REFINE_TILE, warps),
+            SELECT_CHUNK=tuning.SELECT_CHUNK, SELECT_PART=part), warps, maxnreg)
+      for name, part, warps, maxnreg in (
+          ("select_many", 0, tuning.SELECT_MANY_WARPS, tuning.SELECT_MANY_MAXNREG),
+          ("select_accept2", 2, tuning.SELECT_MANY_WARPS, tuning.SELECT_MANY_MAXNREG),
+          ("select_accept3", 3, tuning.SELECT_MANY_WARPS, tuning.SELECT_MANY_MAXNREG),
+          ("select_ladder", 1, tuning.SELECT_WARPS, 0))),
     # The select in loops over 1024-candidate chunks (``tuning.SELECT_CHUNK``), as it runs past one wave.
     ("select_looped", stream._gvr_select_kernel,
      dict(REFINE_TILE=tuning.REFINE_TILE, REFINE_LANES=stage_lanes(tuning.REFINE_TILE, tuning.SELECT_MANY_WARPS),

@@ -215,17 +215,21 @@ SELECT_MIN_TILE = 2048
 SELECT_CHUNK = 0
 #: The streaming stage kernel stores only each tile's survivors (``_common._stage_tile_sparse``: a pass-flag bit
 #: mask per thread, then one turn per survivor of the fullest thread) instead of two predicated stores per score:
-#: 0 off, 1 on, 2 on with each tile's successor requested before the tile is staged. Built for NOTES entry 22
-#: (the stage kernel is 108 us of a 512 x 131075 launch at 634 instructions per 1024-score tile); not yet measured
-#: on a GPU, so off. To measure: ``probe_sample.py --arms z0,z1,z2``.
-STREAM_STAGE_SPARSE = 0
+#: 0 off, 1 on, 2 on with each tile's successor requested before the tile is staged. Only rows staged on the long
+#: tile (STREAM_TILE, rows longer than STREAM_TILE_SHORT_MAX_N) take it: their tiles admit a few percent of their
+#: scores. Measured on the H200 (NOTES entry 22, ``probe_sample.py --arms z0,z1,z2``, us, off / 1 / 2): 512 x
+#: 131075 K=2048 187.5 / 180.7 / 178.4, 128 x 65536 K=2048 67.8 / 54.5 / 54.5, 64 x 131075 K=2048 52.3 / 49.8 /
+#: 50.1; on the short tile it lost (512 x 16387 K=512 64.3 / 76.7 / 76.9: a fifth of those scores survive).
+STREAM_STAGE_SPARSE = 2
 #: The streaming family's select as two launches of its kernel (``kernels.stream._gvr_select_kernel``'s
-#: SELECT_PART): an accept launch that selects the rows whose staging holds K to CAP (1) or K to CAP/2 (2)
-#: candidates, then a ladder launch that walks the retry ladder for the others; 0 keeps one launch. Built for NOTES
-#: entry 22: an accept-path-only copy of the select (``probe_select_phases.py``) ran the 512 x 131075 K=2048 launch
-#: in 169.1 us against the product's 181.6 in the same process. Not yet measured on a GPU, so off. To measure:
-#: ``probe_sample.py --arms A0,A1,A2``.
-STREAM_SELECT_APART = 0
+#: SELECT_PART): an accept launch that selects the rows whose staging holds K to CAP/2 candidates (2: on the
+#: SELECT_MIN_TILE- or CAP/2-lane tile; 3: on the CAP/2-lane tile alone), then a ladder launch that refines the
+#: others (the CAP-lane tile, the retry ladder); 0 keeps one launch. The accept launch compiles without the ladder
+#: and the CAP-lane tile (sm_90, 8 warps, K=2048: 8,888 instructions and 7 spill loads against 37,296 and 226).
+#: Measured on the H200 (NOTES entry 22, ``probe_sample.py``, us, one launch / 2): 512 x 131075 K=2048 187.5 /
+#: 172.8, 512 x 16387 K=2048 86.1 / 77.5, 64 x 131075 K=2048 52.3 / 46.3, K=512 cells level; accepting up to CAP
+#: (the ladder alone apart) measured level with one launch.
+STREAM_SELECT_APART = 2
 #: Largest crossing bin (candidates sharing the K-th score's histogram bin) refined on a compacted small tile.
 #: Decode-like rows put a few dozen candidates there; larger bins are refined in place on the staged tile.
 CROSS_CAP = 512

@@ -37,7 +37,6 @@ from ._common import _load_tile
 from ._common import _refine_row
 from ._common import _row_length
 from ._common import _row_threshold
-from ._common import _select_staged
 from ._common import _select_within_half
 from ._common import _share_bounds
 from ._common import _stage_share_after
@@ -126,10 +125,11 @@ def _gvr_select_kernel(
     > 0 (``tuning.SELECT_CHUNK``) selects in loops over chunks of the slot instead of on one tile.
 
     SELECT_PART (``tuning.STREAM_SELECT_APART``) splits this into two launches of this kernel: 0 does it all in one;
-    1 and 2 are the accept launch, which selects the rows whose staging holds K to CAP (1) or K to CAP/2 (2)
-    candidates and marks every other row's counter with ``-1 - count``; 3 is the ladder launch after it, which walks
-    the retry ladder for the marked rows only. The accept launch then compiles without the ladder (and with 2,
-    without the CAP-lane tile): a smaller program with fewer registers for the path every decode row takes."""
+    2 and 3 are the accept launch, which selects the rows whose staging holds K to CAP/2 candidates (2: on the
+    MIN_TILE- or CAP/2-lane tile, ``_select_within_half``; 3: on the CAP/2-lane tile alone) and marks every other
+    row's counter with ``-1 - count``; 1 is the ladder launch after it, which refines the marked rows only (the
+    CAP-lane tile, the retry ladder). The accept launch then compiles without the ladder and the CAP-lane tile: a
+    program a quarter the size, without their register spills, for the path every decode row takes."""
     if PDL:
         _gdc_wait()  # the staging grid is complete: its counts and slots are final and visible
     local = tl.program_id(0)
@@ -142,20 +142,16 @@ def _gvr_select_kernel(
         slot_keys = ws_keys_ptr + local.to(tl.int64) * CAP
         slot_cols = ws_cols_ptr + local.to(tl.int64) * CAP
         count = tl.atomic_xchg(ws_count_ptr + local, 0, sem="relaxed")  # the kernel boundary orders the staging
-        if (SELECT_PART == 1) | (SELECT_PART == 2):
-            top: tl.constexpr = CAP if SELECT_PART == 1 else CAP // 2
-            if (count >= K) & (count <= top) & (K <= top):
-                if SELECT_PART == 1:
-                    _select_staged(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP, MIN_TILE,
-                                   HAS_VALUES, SELECT_CHUNK)
-                else:
-                    _select_within_half(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP, MIN_TILE,
-                                        HAS_VALUES, SELECT_CHUNK)
+        if SELECT_PART >= 2:
+            if (count >= K) & (count <= CAP // 2) & (K <= CAP // 2):
+                # 3: as if MIN_TILE were CAP/2 (``_select_within_half`` then compiles the CAP/2 tile alone).
+                _select_within_half(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP,
+                                    MIN_TILE if SELECT_PART == 2 else CAP // 2, HAS_VALUES, SELECT_CHUNK)
             else:
                 tl.store(ws_count_ptr + local, -1 - count)  # for the ladder launch (a count is never negative)
         else:
             go = True
-            if SELECT_PART == 3:  # only the rows the accept launch marked (the others' counters hold 0)
+            if SELECT_PART == 1:  # only the rows the accept launch marked (the others' counters hold 0)
                 go = count < 0
                 count = -1 - count
             if go:

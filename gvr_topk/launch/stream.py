@@ -60,8 +60,9 @@ class StreamLaunch:
                     (select, "row", a_select, dict(num_warps=warps[2], **cap, **dep))]
         if a_select["SELECT_PART"]:
             # The select as two launches (``tuning.STREAM_SELECT_APART``): the accept launch above, then the ladder
-            # launch for the rows it marked.
-            launches.append((select, "row", dict(a_select, SELECT_PART=3), dict(num_warps=warps[2], **cap, **dep)))
+            # launch for the rows it marked, a whole uncapped SELECT_WARPS program each (few rows, one per SM).
+            ladder = dict(a_select, SELECT_PART=1, REFINE_LANES=stage_lanes(kw["REFINE_TILE"], tuning.SELECT_WARPS))
+            launches.append((select, "row", ladder, dict(num_warps=tuning.SELECT_WARPS, **dep)))
         made = []
         for row0 in range(0, rows, chunk):
             m = min(chunk, rows - row0)
@@ -106,6 +107,8 @@ def pdl_supported(device) -> bool:
 def family_kwargs(plan: Plan, rows: int, device=None) -> dict:
     """Launch arguments of this family that do not change from call to call (ints, constexprs, warps) on ``device``
     (a ``torch.device``; None: no programmatic dependent launch)."""
+    # Survivors-only staging where a tile admits few scores: rows long enough for the long tile (NOTES entry 22).
+    sparse = tuning.STREAM_STAGE_SPARSE if plan.block >= tuning.STREAM_TILE else 0
     return dict(aim=plan.aim, TILE=plan.block, CAP=plan.cap, SAMPLE=plan.sample, SAMPLE_GROUP=tuning.SAMPLE_GROUP,
                 MIN_TILE=tuning.SELECT_MIN_TILE, SPLIT=plan.split, PDL=pdl_supported(device),
                 num_rows=rows, chunk_rows=tuning.STREAM_CHUNK_ROWS,
@@ -114,7 +117,7 @@ def family_kwargs(plan: Plan, rows: int, device=None) -> dict:
                 REFINE_TILE=tuning.REFINE_TILE,
                 LANES=stage_lanes(plan.block, plan.num_warps),
                 REFINE_LANES=stage_lanes(tuning.REFINE_TILE, plan.select_warps), TIE_RUNG=tuning.TIE_RUNG,
-                SELECT_CHUNK=tuning.SELECT_CHUNK, STAGE_SPARSE=tuning.STREAM_STAGE_SPARSE,
+                SELECT_CHUNK=tuning.SELECT_CHUNK, STAGE_SPARSE=sparse,
                 SELECT_PART=tuning.STREAM_SELECT_APART)
 
 

@@ -5,7 +5,8 @@ n = capacity and capacity + 1 (the streaming families stage a whole row when it 
 zero-window rows (kv_lens < next_n), a logits row stride wider than npad, rows whose ties overflow the staging slot
 (the retry ladder's tie rung), the split family's cooperative form (K=2048 rows of 10 programs: its accept path,
 varlen rows, a crossing bin past CROSS_CAP, the whole crossing bin needed, the tie rung), its long staging tile
-(shares of two or more short tiles) and repeated calls that launch directly. Every output is checked with
+(shares of two or more short tiles), the streaming family's long rows (survivors-only staging, the select's
+accept and ladder launches) and repeated calls that launch directly. Every output is checked with
 ``gvr_topk.testing.check_exact``; the last line is ``GVR-SANITIZE-CASES OK <cases> cases`` when all were exact
 (exit 0), else the failures are listed and the exit status is 1.
 
@@ -68,6 +69,12 @@ def cases(quick: bool):
     for k in ((512, 2048) if not quick else (2048,)):
         out.append((f"split long staging tile K={k} varlen", "split", k, [0, 600, 4097, 20000, 40000, 40000, 40000,
                     39999], 40000, 0, 1, k == 512, True, torch.float32))
+    # The streaming family on rows past STREAM_TILE_SHORT_MAX_N: the long tile's survivors-only staging (a partial
+    # last tile, a share past a shorter row's end), then the accept and ladder launches of the select (a short row,
+    # rows of at most the capacity, which stage whole and overflow CAP/2 into the ladder launch).
+    for k in ((512, 2048) if not quick else (2048,)):
+        out.append((f"stream long rows K={k} varlen", "stream", k, [0, k - 1, capacity(k), 33000, 40000, 39999,
+                    40000], 40000, 0, 1, k == 2048, True, torch.float32))
     return out
 
 
@@ -148,10 +155,20 @@ def main(argv=None) -> int:
                     help="only the tie-rung rows and the repeated (direct) calls of every streaming family")
     ap.add_argument("--family", choices=gvr_topk.FAMILIES, default=None,
                     help="only the cases of this family (a shorter sanitizer run after a change to one family)")
+    ap.add_argument("--only", default=None, metavar="TEXT",
+                    help="only the cases of the main list whose name contains TEXT, e.g. 'stream long rows'")
     args = ap.parse_args(argv)
     mine = (lambda family: args.family is None or family == args.family)
     failed = 0
     total = 0
+    if args.only:
+        picked = [c for c in cases(args.quick) if mine(c[1]) and args.only in c[0]]
+        for i, c in enumerate(picked):
+            problems = run_case(*c, seed=i)
+            print(f"[{i + 1}/{len(picked)}] {c[0]}: {'exact' if not problems else 'WRONG ' + '; '.join(problems)}",
+                  flush=True)
+            failed += bool(problems)
+        return _verdict(failed, len(picked)) if picked else _verdict(1, 0)
     for i, (name, family, x) in enumerate(tied_cases()):
         if not mine(family):
             continue

@@ -88,7 +88,7 @@ class _RecordingKernel:
 
 
 def test_streaming_family_direct_launches_make_the_regular_launches(monkeypatch):
-    """The streaming family's three kernels per chunk go direct as one sequence: the same kernels in the same order
+    """The streaming family's kernels per chunk go direct as one sequence: the same kernels in the same order
     and grids, each handed its own pointers (picked from the call's by name) and exactly the arguments its regular
     launch took. Two chunks of rows, so ``row0`` differs between launches of one kernel."""
     from gvr_topk import tuning
@@ -104,16 +104,18 @@ def test_streaming_family_direct_launches_make_the_regular_launches(monkeypatch)
     ptrs = tuple(4096 * (i + 1) for i in range(len(ptr_names)))
     composite = launch.run(**dict(zip(ptr_names, ptrs)), **entry.scalars, grid=entry.grid, warmup=False)
     d = direct.build(composite, launch, entry.grid, entry.scalars, ptr_names)
-    assert isinstance(d, direct.DirectSequence) and len(d.parts) == 6  # 2 chunks x 3 kernels
+    # 2 chunks x (threshold, stage, select, and the select's ladder launch when ``tuning.STREAM_SELECT_APART``)
+    selects = 2 if tuning.STREAM_SELECT_APART else 1
+    assert isinstance(d, direct.DirectSequence) and len(d.parts) == 2 * (2 + selects)
     d(1234, *ptrs)
-    for kernel in kernels:
-        assert len(kernel.regular) == 2 and len(kernel.compiled.calls) == 2
+    for kernel, launches in zip(kernels, (2, 2, 2 * selects)):
+        assert len(kernel.regular) == launches and len(kernel.compiled.calls) == launches
         for (grid, kwargs), args in zip(kernel.regular, kernel.compiled.calls):
             assert args[:9] == tuple(grid) + (1,) * (3 - len(grid)) + (
                 1234, kernel.compiled.function, kernel.compiled.packed_metadata, None, None, None)
             names = _names(kernel)
             assert dict(zip(names, args[9:])) == {n: kwargs[n] for n in names} and len(args) - 9 == len(names)
-    assert [k.regular[1][1]["row0"] for k in kernels] == [2, 2, 2]
+    assert [k.regular[-1][1]["row0"] for k in kernels] == [2, 2, 2]
     # One launch that must stay regular keeps the whole sequence regular.
     kernels[1].compiled = None
     assert direct.build(launch.run(**dict(zip(ptr_names, ptrs)), **entry.scalars, grid=entry.grid, warmup=False),

@@ -47,11 +47,13 @@ def test_each_kernel_gets_its_own_geometry(rows):
     plan, calls = _launch(rows, 131075, 2048)
     chunk = tuning.STREAM_CHUNK_ROWS
     starts = list(range(0, rows, chunk))
-    assert [name for name, _, _ in calls] == ["_gvr_threshold_kernel", "_gvr_stage_kernel",
-                                              "_gvr_select_kernel"] * len(starts)
+    # The select's ladder launch (``tuning.STREAM_SELECT_APART``) is checked on its own below.
+    per = 4 if tuning.STREAM_SELECT_APART else 3
+    assert [name for name, _, _ in calls] == (["_gvr_threshold_kernel", "_gvr_stage_kernel", "_gvr_select_kernel",
+                                               "_gvr_select_kernel"][:per]) * len(starts)
     for i, row0 in enumerate(starts):
         m = min(chunk, rows - row0)
-        (_, g_thr, a_thr), (_, g_stage, a_stage), (_, g_select, a_select) = calls[3 * i:3 * i + 3]
+        (_, g_thr, a_thr), (_, g_stage, a_stage), (_, g_select, a_select) = calls[per * i:per * i + 3]
         assert g_thr == (m,) and g_stage == (plan.split, m) and g_select == (m,)
         assert a_thr["row0"] == a_stage["row0"] == a_select["row0"] == row0
         assert a_thr["num_warps"] == tuning.THRESHOLD_WARPS
@@ -79,23 +81,41 @@ def test_only_kernel_arguments_reach_each_kernel():
         assert set(kwargs) <= allowed, (name, set(kwargs) - allowed)
 
 
-@pytest.mark.parametrize("apart", [1, 2])
+@pytest.mark.parametrize("apart", [2, 3])
 def test_select_apart_adds_a_ladder_launch(apart, monkeypatch):
     """``tuning.STREAM_SELECT_APART``: per chunk the select kernel is launched twice, first as the accept launch
-    (SELECT_PART = the setting), then as the ladder launch (3), with the same grid, warps and register cap; off, one
-    launch with SELECT_PART 0."""
+    (SELECT_PART = the setting, the plan's warps and register cap), then as the ladder launch (SELECT_PART 1,
+    SELECT_WARPS uncapped, the refine lanes to match), on the same rows; off, one launch with SELECT_PART 0."""
     plan = dispatch.plan_for("stream", 600, 131075, 131075, 2048)
-    assert stream_launch.family_kwargs(plan, 600)["SELECT_PART"] == tuning.STREAM_SELECT_APART == 0
+    monkeypatch.setattr(tuning, "STREAM_SELECT_APART", 0)
+    assert stream_launch.family_kwargs(plan, 600)["SELECT_PART"] == 0
+    _, calls = _launch(600, 131075, 2048)
+    assert [name for name, _, _ in calls].count("_gvr_select_kernel") == 2  # one per chunk
     monkeypatch.setattr(tuning, "STREAM_SELECT_APART", apart)
     _, calls = _launch(600, 131075, 2048, pdl=True)
     assert [name for name, _, _ in calls] == ["_gvr_threshold_kernel", "_gvr_stage_kernel", "_gvr_select_kernel",
                                               "_gvr_select_kernel"] * 2
     for i in (0, 4):
         (_, g_acc, a_acc), (_, g_lad, a_lad) = calls[i + 2:i + 4]
-        assert (a_acc["SELECT_PART"], a_lad["SELECT_PART"]) == (apart, 3)
+        assert (a_acc["SELECT_PART"], a_lad["SELECT_PART"]) == (apart, 1)
         assert g_acc == g_lad and a_acc["row0"] == a_lad["row0"]
-        assert {k: v for k, v in a_acc.items() if k != "SELECT_PART"} == \
-            {k: v for k, v in a_lad.items() if k != "SELECT_PART"}
+        assert a_acc["num_warps"] == tuning.SELECT_MANY_WARPS and a_acc["maxnreg"] == tuning.SELECT_MANY_MAXNREG
+        assert a_lad["num_warps"] == tuning.SELECT_WARPS and "maxnreg" not in a_lad
+        assert a_lad["REFINE_LANES"] == min(tuning.REFINE_TILE, 32 * tuning.SELECT_WARPS)
+        assert a_lad["launch_pdl"] is True
+        differ = {"SELECT_PART", "num_warps", "maxnreg", "REFINE_LANES"}
+        assert {k: v for k, v in a_acc.items() if k not in differ} == \
+            {k: v for k, v in a_lad.items() if k not in differ}
+
+
+@pytest.mark.parametrize("n,sparse", [(131075, True), (65536, True), (32768, False), (16387, False)])
+def test_survivors_only_staging_on_long_rows(n, sparse, monkeypatch):
+    """``tuning.STREAM_STAGE_SPARSE`` reaches the stage kernel only for rows staged on the long tile; shorter rows,
+    whose tiles admit a larger share of their scores, keep the dense staging."""
+    monkeypatch.setattr(tuning, "STREAM_STAGE_SPARSE", 2)
+    plan = dispatch.plan_for("stream", 512, n, n, 2048)
+    assert (plan.block == tuning.STREAM_TILE) is sparse
+    assert stream_launch.family_kwargs(plan, 512)["STAGE_SPARSE"] == (2 if sparse else 0)
 
 
 @pytest.mark.parametrize("pdl", [False, True])
@@ -104,7 +124,7 @@ def test_programmatic_dependent_launch(pdl):
     programmatic dependents; the threshold kernel, the first of a chunk, is ordered after whatever came before it
     (the previous chunk's select included) as any launch is. Every kernel sees the same PDL constexpr."""
     _, calls = _launch(tuning.STREAM_CHUNK_ROWS + 88, 131075, 2048, pdl=pdl)
-    assert len(calls) == 6  # two chunks
+    assert len(calls) == 2 * (4 if tuning.STREAM_SELECT_APART else 3)  # two chunks
     for name, _, kwargs in calls:
         assert kwargs["PDL"] is pdl
         if name == "_gvr_threshold_kernel" or not pdl:

@@ -650,10 +650,12 @@ def test_split_serves_more_rows_when_they_are_short():
     assert (ws.view(torch.int32)[:2 * rows] == 0).all()
 
 
-#: (``tuning.STREAM_SELECT_APART``, ``tuning.STREAM_STAGE_SPARSE``) of the streaming family under test: the default,
-#: and each built variant (the select as an accept launch and a ladder launch, up to CAP or CAP/2 candidates; the
-#: survivors-only staging, with and without its look-ahead).
-STREAM_VARIANTS = {"default": None, "apart_cap_sparse": (1, 1), "apart_half_sparse_ahead": (2, 2)}
+#: (``tuning.STREAM_SELECT_APART``, ``tuning.STREAM_STAGE_SPARSE``) of the streaming family under test: the defaults
+#: (n = 20000 rows stage on the short tile, densely), and each built variant on the long tile (the select in one
+#: launch, or as an accept launch on one or two tiles and a ladder launch; the survivors-only staging, with and
+#: without its look-ahead).
+STREAM_VARIANTS = {"default": None, "one_select_launch_dense": (0, 0), "apart_half_tile_sparse": (3, 1),
+                   "apart_two_tiles_sparse_ahead": (2, 2)}
 
 
 @pytest.fixture(params=list(STREAM_VARIANTS))
@@ -663,6 +665,7 @@ def stream_variant(request, monkeypatch):
         yield request.param
         return
     monkeypatch.setattr(tuning, "STREAM_SELECT_APART", setting[0])
+    monkeypatch.setattr(tuning, "STREAM_TILE_SHORT_MAX_N", 0)  # the long tile, which the sparse staging needs
     yield from _tuning_value(monkeypatch, "STREAM_STAGE_SPARSE", setting[1])
 
 
