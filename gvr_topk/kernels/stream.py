@@ -1,9 +1,9 @@
-"""Streaming family ``stream``: many long rows, three kernels per launch chunk of rows.
+"""Streaming family ``stream``: many long rows, three kernels (four launches) per launch chunk of rows.
 
 Regime: batches larger than the split family's (the batch alone gives enough rows to fill the GPU), rows longer than
 a register tile. A one-program-per-row loop streams a 512 KB row at only ~17 GB/s on the H200, and a fused kernel
 that also selects carries the selection's registers through the streaming loop (low occupancy), so the work is
-split into three launches over a chunk of rows:
+split into three kernels over a chunk of rows:
 
 1. ``_gvr_threshold_kernel`` (one program per row), guess: the order key at rank ``aim * S / n`` of a deterministic
    S-score sample (1 = admit everything for rows that fit the staging slot). Computed once per row, not once per
@@ -11,11 +11,13 @@ split into three launches over a chunk of rows:
    (``benchmarks/NOTES.md`` entry 16).
 2. ``_gvr_stage_kernel`` (SPLIT programs per row, register-light), verify: each program streams its share once and
    stages the scores at or above the threshold into the row's workspace slot; the row's counter ends up holding the
-   exact survivor count. Short rows (n <= K) are written here.
+   exact survivor count. Short rows (n <= K) are written here. Rows on the long tile store only their survivors
+   (``STAGE_SPARSE``, ``tuning.STREAM_STAGE_SPARSE``).
 3. ``_gvr_select_kernel`` (one program per row), refine: resets the counter (the workspace restores itself, so
    CUDA-graph replays need no memset) and selects exactly on the staged candidates. A staging that missed walks the
-   retry ladder in that program (a lower sample rank, the hint in hinted mode, the exact whole-row path): slow,
-   never wrong.
+   retry ladder (a lower sample rank, the hint in hinted mode, the exact whole-row path): slow, never wrong. By
+   default (``tuning.STREAM_SELECT_APART``) this kernel is launched twice: an accept launch compiled for the path
+   decode rows take (K to CAP/2 candidates), then a ladder launch for the rows it passed on.
 
 Memory traffic on the accept path: one sample per row, one full read of the row, the survivors written and read
 back once.
@@ -23,7 +25,7 @@ back once.
 With ``PDL`` (``tuning.STREAM_PDL``, Hopper and later) the stage and select kernels are launched as programmatic
 dependents of the kernel before them: each program of the earlier kernel signals at its start that the next grid may
 be scheduled, and every program of the later kernel waits (``_gdc_wait``: the earlier grid complete, its writes
-visible) before it touches anything that grid writes or reads. So the three launches keep stream order's meaning,
+visible) before it touches anything that grid writes or reads. So the launches keep stream order's meaning,
 while the next grid's launch and ramp overlap the tail of the one before it.
 """
 

@@ -1,4 +1,5 @@
-"""Launcher of the streaming family: per chunk of rows, three kernels (threshold, stage, select).
+"""Launcher of the streaming family: per chunk of rows, three kernels (threshold, stage, select; the select launched
+twice, accept then ladder, with ``tuning.STREAM_SELECT_APART``).
 
 The launcher cache treats a family as one kernel launched with keyword arguments; :class:`StreamLaunch` presents
 the three kernels that way: one ``run`` that takes the union of their arguments and launches each kernel with its
@@ -40,7 +41,8 @@ class StreamLaunch:
         self.fn.__module__ = __name__
 
     def run(self, *, grid=None, warmup=False, **kw) -> direct.Composite:
-        """Launch the kernels chunk by chunk (threshold, stage, select);
+        """Launch the kernels chunk by chunk (threshold, stage, select, and the select's ladder launch when
+        SELECT_PART is set);
         returns every launch made (``direct.Composite``), from which the launcher cache builds direct launches."""
         rows, chunk = kw["num_rows"], kw["chunk_rows"]
         threshold, stage, select = self.kernels
@@ -55,19 +57,20 @@ class StreamLaunch:
         stage_cap = dict(maxnreg=kw["stage_maxnreg"]) if kw["stage_maxnreg"] else {}
         # Programmatic dependent launch (kernels compiled with PDL wait for the grid before them at their start).
         dep = dict(launch_pdl=True) if kw["PDL"] else {}
-        launches = [(threshold, "thr", a_thr, dict(num_warps=warps[0])),
-                    (stage, "stage", a_stage, dict(num_warps=warps[1], **stage_cap, **dep)),
-                    (select, "row", a_select, dict(num_warps=warps[2], **cap, **dep))]
+        # (kernel, programs per row or None for a 1-D grid of rows, arguments, launch options) in launch order.
+        launches = [(threshold, None, a_thr, dict(num_warps=warps[0])),
+                    (stage, split, a_stage, dict(num_warps=warps[1], **stage_cap, **dep)),
+                    (select, None, a_select, dict(num_warps=warps[2], **cap, **dep))]
         if a_select["SELECT_PART"]:
             # The select as two launches (``tuning.STREAM_SELECT_APART``): the accept launch above, then the ladder
             # launch for the rows it marked, a whole uncapped SELECT_WARPS program each (few rows, one per SM).
             ladder = dict(a_select, SELECT_PART=1, REFINE_LANES=stage_lanes(kw["REFINE_TILE"], tuning.SELECT_WARPS))
-            launches.append((select, "row", ladder, dict(num_warps=tuning.SELECT_WARPS, **dep)))
+            launches.append((select, None, ladder, dict(num_warps=tuning.SELECT_WARPS, **dep)))
         made = []
         for row0 in range(0, rows, chunk):
             m = min(chunk, rows - row0)
-            for kernel, shape, args, opts in launches:
-                grid_ = (split, m) if shape == "stage" else (m,)
+            for kernel, per_row, args, opts in launches:
+                grid_ = (m,) if per_row is None else (per_row, m)
                 compiled = kernel[grid_](row0=row0, **opts, **args)
                 made.append((kernel, compiled, grid_, {k: v for k, v in args.items() if not k.endswith("_ptr")}
                              | {"row0": row0}))
