@@ -1,0 +1,7 @@
+set -x -o pipefail
+cd scratch/h4
+python3 -m pip install -q --no-index --no-deps --target /tmp/site ../../.whl/*.whl 2>&1 | tail -2
+export PYTHONPATH=$PWD:/tmp/site GVR_TOPK_GIT_COMMIT=$(cat COMMIT)
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv
+timeout 575 python3 benchmarks/bench_gvr_topk.py --quick --out $OUT/bench --no-progress --jobs 12 \
+  --markdown $OUT/bench/BENCHMARKS.md 2>&1 | tee $OUT/bench.log | tail -40
