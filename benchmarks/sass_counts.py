@@ -1,7 +1,7 @@
 """Developer probe, no GPU: sm_90 instruction counts of the streaming and split kernels (NOTES entry 14).
 
     python benchmarks/sass_counts.py [NAME ...]
-        (default: every kernel; names: stage stage_sparse stage_ahead split split_long select select_many
+        (default: every kernel; names: stage stage_dense stage_sparse split split_long select select_many
         select_accept2 select_accept3 select_ladder select_looped threshold coop)
 
 Compiles the staging, split, select and threshold kernels for sm_90 with ``triton.compile`` (constexprs of a
@@ -36,10 +36,11 @@ _STAGE = dict(TILE=tuning.STREAM_TILE, SPLIT=4, LANES=stage_lanes(tuning.STREAM_
 KERNELS = [
     ("stage", stream._gvr_stage_kernel, dict(_STAGE, STAGE_SPARSE=tuning.STREAM_STAGE_SPARSE), tuning.STREAM_WARPS,
      tuning.STREAM_STAGE_MAXNREG),
-    # Survivors-only staging (``tuning.STREAM_STAGE_SPARSE``), without and with a look-ahead.
-    ("stage_sparse", stream._gvr_stage_kernel, dict(_STAGE, STAGE_SPARSE=1), tuning.STREAM_WARPS,
+    # The other staging loops of ``tuning.STREAM_STAGE_SPARSE``: dense (every row on the short tile takes it), and
+    # survivors-only without the look-ahead.
+    ("stage_dense", stream._gvr_stage_kernel, dict(_STAGE, STAGE_SPARSE=0), tuning.STREAM_WARPS,
      tuning.STREAM_STAGE_MAXNREG),
-    ("stage_ahead", stream._gvr_stage_kernel, dict(_STAGE, STAGE_SPARSE=2), tuning.STREAM_WARPS,
+    ("stage_sparse", stream._gvr_stage_kernel, dict(_STAGE, STAGE_SPARSE=1), tuning.STREAM_WARPS,
      tuning.STREAM_STAGE_MAXNREG),
     ("split", split._gvr_split_kernel,
      dict(TILE=tuning.SPLIT_TILE, SPLIT=16, LANES=stage_lanes(tuning.SPLIT_TILE, tuning.SPLIT_WARPS),

@@ -657,31 +657,26 @@ def _stage_share_after(x0, row_ptr, start, end, thr, count_ptr, slot_keys, slot_
 @triton.jit
 def _stage_share_sparse(x0, row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP: tl.constexpr,
                         TILE: tl.constexpr, LANES: tl.constexpr, AHEAD: tl.constexpr):
-    """``_stage_share_after`` through ``_stage_tile_sparse``. AHEAD: request each tile's successor before staging
-    the tile (every tile then takes the masked path; a look-ahead past ``end`` reads nothing)."""
+    """``_stage_share_after`` through ``_stage_tile_sparse``. AHEAD: each whole tile's successor is requested before
+    the tile is staged (whole tiles only, so no load needs a mask; the last one's look-ahead rereads it)."""
     f = _key_floor(thr)
     full = start + tl.maximum(end - start, 0) // TILE * TILE
+    _stage_tile_sparse(x0, start, end, f, row_ptr, count_ptr, slot_keys, slot_cols, CAP, True)
     if AHEAD:
-        _stage_tile_sparse(x0, start, end, f, row_ptr, count_ptr, slot_keys, slot_cols, CAP, True)
         if full - start >= 2 * TILE:
-            # Whole tiles only, so the loads need no mask: the last one's look-ahead reads that tile again.
             last = full - TILE
             x = _load_tile_at(row_ptr, start + TILE, end, TILE, LANES, False)
             for s in range(start + TILE, full, TILE):
                 ahead = _load_tile_at(row_ptr, tl.minimum(s + TILE, last), end, TILE, LANES, False)
                 _stage_tile_sparse(x, s, end, f, row_ptr, count_ptr, slot_keys, slot_cols, CAP, False)
                 x = ahead
-        if (full < end) & (full >= start + TILE):
-            _stage_tile_sparse(_load_tile_at(row_ptr, full, end, TILE, LANES, True), full, end, f, row_ptr,
-                               count_ptr, slot_keys, slot_cols, CAP, True)
     else:
-        _stage_tile_sparse(x0, start, end, f, row_ptr, count_ptr, slot_keys, slot_cols, CAP, True)
         for s in range(start + TILE, full, TILE):
             _stage_tile_sparse(_load_tile_at(row_ptr, s, end, TILE, LANES, False), s, end, f, row_ptr, count_ptr,
                                slot_keys, slot_cols, CAP, False)
-        if (full < end) & (full >= start + TILE):
-            _stage_tile_sparse(_load_tile_at(row_ptr, full, end, TILE, LANES, True), full, end, f, row_ptr,
-                               count_ptr, slot_keys, slot_cols, CAP, True)
+    if (full < end) & (full >= start + TILE):  # the partial last tile, unless it was the first
+        _stage_tile_sparse(_load_tile_at(row_ptr, full, end, TILE, LANES, True), full, end, f, row_ptr, count_ptr,
+                           slot_keys, slot_cols, CAP, True)
 
 
 @triton.jit
