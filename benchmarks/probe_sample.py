@@ -32,8 +32,8 @@ same rows is timed too. An arm is written as ``/``-separated settings:
 * ``j<N>``: ``SELECT_CHUNK`` (the streaming select in loops over N-candidate chunks; 0: on one tile),
 * ``z<N>``: ``STREAM_STAGE_SPARSE`` (the streaming stage kernel stores survivors only: 0 off, 1 on, 2 with a
   look-ahead),
-* ``A<N>``: ``STREAM_SELECT_APART`` (the streaming select as an accept launch and a ladder launch: 0 off, 1 accept
-  up to CAP candidates, 2 up to CAP/2).
+* ``A<N>``: ``STREAM_SELECT_APART`` (the streaming select as an accept launch and a ladder launch: 0 off, 2 the
+  accept launch on the SELECT_MIN_TILE- and CAP/2-lane tiles, 3 on the CAP/2-lane tile alone).
 
 The default arms are NOTES entry 8's (``g8/m2048`` was the setting before it, ``g1/m1024`` the one after).
 Prints a table last and writes ``probe_sample.json`` to ``--out`` after every cell (a run cut short keeps its cells).

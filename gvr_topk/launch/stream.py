@@ -110,6 +110,11 @@ def pdl_supported(device) -> bool:
 def family_kwargs(plan: Plan, rows: int, device=None) -> dict:
     """Launch arguments of this family that do not change from call to call (ints, constexprs, warps) on ``device``
     (a ``torch.device``; None: no programmatic dependent launch)."""
+    # SELECT_PART 1 is the ladder launch's own mode: as the setting it would select no row at all.
+    if tuning.STREAM_SELECT_APART not in (0, 2, 3):
+        raise ValueError(f"tuning.STREAM_SELECT_APART: expected 0, 2 or 3, got {tuning.STREAM_SELECT_APART!r}")
+    if tuning.STREAM_STAGE_SPARSE not in (0, 1, 2):
+        raise ValueError(f"tuning.STREAM_STAGE_SPARSE: expected 0, 1 or 2, got {tuning.STREAM_STAGE_SPARSE!r}")
     # Survivors-only staging where a tile admits few scores: rows long enough for the long tile (NOTES entry 22).
     sparse = tuning.STREAM_STAGE_SPARSE if plan.block >= tuning.STREAM_TILE else 0
     return dict(aim=plan.aim, TILE=plan.block, CAP=plan.cap, SAMPLE=plan.sample, SAMPLE_GROUP=tuning.SAMPLE_GROUP,

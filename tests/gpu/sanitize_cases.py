@@ -163,12 +163,7 @@ def main(argv=None) -> int:
     total = 0
     if args.only:
         picked = [c for c in cases(args.quick) if mine(c[1]) and args.only in c[0]]
-        for i, c in enumerate(picked):
-            problems = run_case(*c, seed=i)
-            print(f"[{i + 1}/{len(picked)}] {c[0]}: {'exact' if not problems else 'WRONG ' + '; '.join(problems)}",
-                  flush=True)
-            failed += bool(problems)
-        return _verdict(failed, len(picked)) if picked else _verdict(1, 0)
+        return _verdict(_run_listed(picked), len(picked)) if picked else _verdict(1, 0)
     for i, (name, family, x) in enumerate(tied_cases()):
         if not mine(family):
             continue
@@ -187,11 +182,7 @@ def main(argv=None) -> int:
         total += _repeated_calls([s for s in (("split", 20000, 2), ("stream", 16387, 2)) if mine(s[0])], fails.append)
         return _verdict(failed + len(fails), total)
     all_cases = [c for c in cases(args.quick) if mine(c[1])]
-    for i, c in enumerate(all_cases):
-        problems = run_case(*c, seed=i)
-        print(f"[{i + 1}/{len(all_cases)}] {c[0]}: {'exact' if not problems else 'WRONG ' + '; '.join(problems)}",
-              flush=True)
-        failed += bool(problems)
+    failed += _run_listed(all_cases)
     # The batch-uniform entry and the functional form.
     x = torch.randn(3, 5000, device=DEV)
     families = [f for f in gvr_topk.FAMILIES if mine(f)]
@@ -231,6 +222,17 @@ def _repeated_calls(shapes, on_fail) -> int:
                 on_fail(p)
             calls += 1
     return calls
+
+
+def _run_listed(listed) -> int:
+    """Run cases of ``cases()``, one line each; returns how many were not exact."""
+    failed = 0
+    for i, c in enumerate(listed):
+        problems = run_case(*c, seed=i)
+        print(f"[{i + 1}/{len(listed)}] {c[0]}: {'exact' if not problems else 'WRONG ' + '; '.join(problems)}",
+              flush=True)
+        failed += bool(problems)
+    return failed
 
 
 def _verdict(failed: int, total: int) -> int:

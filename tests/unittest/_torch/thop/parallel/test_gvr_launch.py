@@ -108,6 +108,17 @@ def test_select_apart_adds_a_ladder_launch(apart, monkeypatch):
             {k: v for k, v in a_lad.items() if k not in differ}
 
 
+@pytest.mark.parametrize("name,value", [("STREAM_SELECT_APART", 1), ("STREAM_SELECT_APART", 4),
+                                        ("STREAM_STAGE_SPARSE", 3)])
+def test_stream_kernel_settings_outside_their_modes_are_refused(name, value, monkeypatch):
+    """A streaming setting outside its modes is named in the error (SELECT_PART 1 is the ladder launch's own mode:
+    as the setting, no row would be selected)."""
+    monkeypatch.setattr(tuning, name, value)
+    plan = dispatch.plan_for("stream", 512, 131075, 131075, 2048)
+    with pytest.raises(ValueError, match=f"tuning.{name}: expected .* got {value}"):
+        stream_launch.family_kwargs(plan, 512)
+
+
 @pytest.mark.parametrize("n,sparse", [(131075, True), (65536, True), (32768, False), (16387, False)])
 def test_survivors_only_staging_on_long_rows(n, sparse, monkeypatch):
     """``tuning.STREAM_STAGE_SPARSE`` reaches the stage kernel only for rows staged on the long tile; shorter rows,
