@@ -33,7 +33,9 @@ same rows is timed too. An arm is written as ``/``-separated settings:
 * ``z<N>``: ``STREAM_STAGE_SPARSE`` (the streaming stage kernel stores survivors only: 0 off, 1 on, 2 with a
   look-ahead),
 * ``A<N>``: ``STREAM_SELECT_APART`` (the streaming select as an accept launch and a ladder launch: 0 off, 2 the
-  accept launch on the SELECT_MIN_TILE- and CAP/2-lane tiles, 3 on the CAP/2-lane tile alone).
+  accept launch on the SELECT_MIN_TILE- and CAP/2-lane tiles, 3 on the CAP/2-lane tile alone),
+* ``W<N>``: ``STREAM_ROW_WAIT`` (the streaming stage and select programs wait for their own row's flag instead of
+  the whole grid before: 1 on, 0 off).
 
 The default arms are NOTES entry 8's (``g8/m2048`` was the setting before it, ``g1/m1024`` the one after).
 Prints a table last and writes ``probe_sample.json`` to ``--out`` after every cell (a run cut short keeps its cells).
@@ -72,7 +74,7 @@ KNOBS = {"g": "SAMPLE_GROUP", "m": "AIM_MARGIN", "a": "SAMPLE_ABOVE", "x": "SAMP
          "v": "SELECT_MANY_WARPS", "y": "SPLIT_SHORT_MAX_N",
          "r": "STREAM_CHUNK_ROWS", "o": "STREAM_MIN_CHUNK", "b": "THRESHOLD_WARPS", "l": "STREAM_STAGE_MAXNREG",
          "d": "SPLIT_TILE", "e": "SPLIT_WARPS", "h": "TIE_RUNG", "j": "SELECT_CHUNK",
-         "z": "STREAM_STAGE_SPARSE", "A": "STREAM_SELECT_APART"}
+         "z": "STREAM_STAGE_SPARSE", "A": "STREAM_SELECT_APART", "W": "STREAM_ROW_WAIT"}
 #: Settings whose tuning value is not the integer itself.
 _VALUE = {"c": lambda v: ((2048, v),), "f": lambda v: v / 100, "h": bool}
 DEFAULT_ARMS = "g8/m2048,g1/m2048,g1/m1024,g2/m1024"

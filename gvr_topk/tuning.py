@@ -230,6 +230,12 @@ STREAM_STAGE_SPARSE = 2
 #: 172.8, 512 x 16387 K=2048 86.1 / 77.5, 64 x 131075 K=2048 52.3 / 46.3, K=512 cells level; accepting up to CAP
 #: (the ladder alone apart) measured level with one launch.
 STREAM_SELECT_APART = 2
+#: The streaming family's stage and select programs wait for their own row (a per-row flag in the workspace that
+#: the row's threshold and staging programs count up) instead of the whole grid before them
+#: (``kernels/stream.py``): 1 on, 0 off (grid-wide waits, programmatic dependent launch's ``gdc_wait``). With PDL a
+#: row's staging then overlaps other rows' sampling, and its select other rows' staging. Built in session 16,
+#: NOTES entry 23; off until measured.
+STREAM_ROW_WAIT = 0
 #: Largest crossing bin (candidates sharing the K-th score's histogram bin) refined on a compacted small tile.
 #: Decode-like rows put a few dozen candidates there; larger bins are refined in place on the staged tile.
 CROSS_CAP = 512

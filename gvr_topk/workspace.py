@@ -2,16 +2,17 @@
 
 Layout (bytes, int32 words)::
 
-    [ counters: ROW_WORDS x 2 words ][ cooperative scratch: COOP_ROWS x coop_words() ]
+    [ counters: ROW_WORDS x 3 words ][ cooperative scratch: COOP_ROWS x coop_words() ]
     [ staged keys: slots x CAP ][ staged columns: slots x CAP ]
 
-ROW_WORDS = ``dispatch.row_slots()`` (max of SPLIT_MAX_ROWS, SPLIT_MAX_ROWS_SHORT, STREAM_CHUNK_ROWS). The first
-counter word of a row slot is its survivor count, the second the split family's arrival count or the streaming
-family's threshold. The cooperative scratch serves the split family's cooperative form (``kernels/split.py`` lists
-its words), one block per row up to COOP_ROWS = ``coop_rows()``. Counts, arrivals and the scratch's counters and
-histogram are zero at rest: the program that finishes a row resets them, so a workspace is zeroed once at
-allocation and never again (CUDA-graph replays need no memset). Thresholds, the scratch's compacted candidates and
-the candidate area need no initialisation. Only the streaming families use a workspace; ``reg`` needs none.
+ROW_WORDS = ``dispatch.row_slots()`` (max of SPLIT_MAX_ROWS, SPLIT_MAX_ROWS_SHORT, STREAM_CHUNK_ROWS). The split
+family reads the counters as 2 words per row slot (survivor count, arrival count); the streaming family as three
+arrays of ROW_WORDS words (survivor counts, thresholds, the per-row flags of ``tuning.STREAM_ROW_WAIT``). The
+cooperative scratch serves the split family's cooperative form (``kernels/split.py`` lists its words), one block per
+row up to COOP_ROWS = ``coop_rows()``. Counts, arrivals, flags and the scratch's counters and histogram are zero at
+rest: the program that finishes a row resets them, so a workspace is zeroed once at allocation and never again
+(CUDA-graph replays need no memset). Thresholds, the scratch's compacted candidates and the candidate area need no
+initialisation. Only the streaming families use a workspace; ``reg`` needs none.
 """
 
 from typing import Dict
@@ -25,6 +26,8 @@ from .dispatch import capacity
 from .dispatch import row_slots
 
 _ALIGN = 256
+#: int32 counter words per row slot (see the module docstring).
+_COUNTER_WORDS = 3
 
 
 def coop_words() -> int:
@@ -40,7 +43,7 @@ def coop_rows() -> int:
 
 def head_bytes() -> int:
     """Bytes at the start of a workspace that must be zero at rest (counters and cooperative scratch)."""
-    return 8 * row_slots() + 4 * coop_rows() * coop_words()
+    return 4 * _COUNTER_WORDS * row_slots() + 4 * coop_rows() * coop_words()
 
 
 def _slots(plan_family: str, num_rows: int) -> int:
@@ -79,12 +82,13 @@ def workspace_bytes(num_rows: int, k: int) -> int:
 def views(workspace: torch.Tensor, plan: Plan, num_rows: int):
     """int32 views (counters, staged keys, staged columns) of a byte workspace for one launch.
 
-    ``counters`` holds 2 words per row slot: (survivors, arrivals) for ``split``; for ``stream`` its first
-    ROW_WORDS words are the survivor counts and the next ROW_WORDS the thresholds (see :func:`stream_views`)."""
+    ``counters`` holds 2 words per row slot, (survivors, arrivals), for ``split`` (in its first 2 x ROW_WORDS
+    words); for ``stream`` its three runs of ROW_WORDS words are the survivor counts, the thresholds and the flags
+    (see :func:`stream_views`)."""
     words = workspace.view(torch.int32)
     slots = _slots(plan.family, num_rows)
     head = head_bytes() // 4
-    counters = words[:2 * row_slots()]
+    counters = words[:_COUNTER_WORDS * row_slots()]
     keys = words[head:head + slots * plan.cap]
     cols = words[head + slots * plan.cap:head + 2 * slots * plan.cap]
     return counters, keys, cols
@@ -93,14 +97,15 @@ def views(workspace: torch.Tensor, plan: Plan, num_rows: int):
 def coop_view(workspace: torch.Tensor) -> torch.Tensor:
     """int32 view of the cooperative scratch (``coop_rows()`` x ``coop_words()`` words) of a byte workspace."""
     words = workspace.view(torch.int32)
-    return words[2 * row_slots():head_bytes() // 4]
+    return words[_COUNTER_WORDS * row_slots():head_bytes() // 4]
 
 
 def stream_views(workspace: torch.Tensor, plan: Plan, num_rows: int):
-    """int32 views (survivor counts, thresholds, staged keys, staged columns) for the ``stream`` family."""
+    """int32 views (survivor counts, thresholds, per-row flags, staged keys, staged columns) for the ``stream``
+    family."""
     counters, keys, cols = views(workspace, plan, num_rows)
-    rw = counters.numel() // 2
-    return counters[:rw], counters[rw:], keys, cols
+    rw = row_slots()
+    return counters[:rw], counters[rw:2 * rw], counters[2 * rw:], keys, cols
 
 
 _DEFAULT: Dict[Tuple[torch.device, int], torch.Tensor] = {}

@@ -27,6 +27,16 @@ dependents of the kernel before them: each program of the earlier kernel signals
 be scheduled, and every program of the later kernel waits (``_gdc_wait``: the earlier grid complete, its writes
 visible) before it touches anything that grid writes or reads. So the launches keep stream order's meaning,
 while the next grid's launch and ramp overlap the tail of the one before it.
+
+With ``ROW_WAIT`` (``tuning.STREAM_ROW_WAIT``) the stage and accept-select programs wait for their own row instead of
+the whole grid before: each row has a flag word (zero at rest) that its threshold program and each of its SPLIT
+staging programs count up when done (release), the staging programs wait for 1 and the row's select program for
+1 + SPLIT (acquire), then resets it. A row's staging can then start while other rows' thresholds are still being
+sampled, and its select while other rows still stage. It cannot deadlock: a dependent grid is only scheduled once
+every program of the grid before has started, so every program waited for is resident or done. Without PDL the
+grids run one after the other and every wait passes at once; the flags are kept all the same, so the protocol is
+the same on every path. Every row, short or not, goes through it, so the accept launch's grid finishing implies
+that the two grids before it finished.
 """
 
 import triton
@@ -47,14 +57,33 @@ from ._common import _tile_offsets
 
 
 @triton.jit
+def _row_publish(flag_ptr):
+    """Count this program's part of a row as done at ``flag_ptr`` (ROW_WAIT). The block barrier orders every
+    thread's earlier writes before the release."""
+    tl.debug_barrier()
+    tl.atomic_add(flag_ptr, 1, sem="release")
+
+
+@triton.jit
+def _row_wait(flag_ptr, target):
+    """Wait until ``target`` parts of this row are done at ``flag_ptr`` (ROW_WAIT); their writes are then visible to
+    every thread after the closing block barrier."""
+    seen = tl.atomic_add(flag_ptr, 0, sem="acquire")
+    while seen < target:
+        seen = tl.atomic_add(flag_ptr, 0, sem="acquire")
+    tl.debug_barrier()
+
+
+@triton.jit
 def _gvr_threshold_kernel(
-    logits_ptr, kv_lens_ptr, ws_thr_ptr,  # scores; int32 [batch]; uint32 [rows_chunk] out: each row's threshold
+    logits_ptr, kv_lens_ptr, ws_thr_ptr, ws_flag_ptr,  # scores; int32 [batch]; [rows_chunk] out: thresholds, flags
     row0, n_bound, row_stride, n_uniform, next_n, cr_shift, aim,
     CAP: tl.constexpr, SAMPLE: tl.constexpr, SAMPLE_GROUP: tl.constexpr, VARLEN: tl.constexpr,
-    PDL: tl.constexpr,
+    PDL: tl.constexpr, ROW_WAIT: tl.constexpr,
 ):
     """Guess, once per row: the staging threshold from a deterministic sample (1 = admit all for rows that fit the
-    slot). Computed here once instead of in every staging program of the row."""
+    slot). Computed here once instead of in every staging program of the row. With ROW_WAIT the row's flag then
+    says the threshold is there (``_row_publish``)."""
     if PDL:
         _gdc_launch_dependents()  # the staging grid may be scheduled now; it waits for this grid before reading
     local = tl.program_id(0)
@@ -62,6 +91,8 @@ def _gvr_threshold_kernel(
     n = _row_length(row, kv_lens_ptr, n_uniform, next_n, cr_shift, n_bound, VARLEN)
     thr = _row_threshold(logits_ptr + row.to(tl.int64) * row_stride, n, aim, CAP, SAMPLE, SAMPLE_GROUP)
     tl.store(ws_thr_ptr + local, thr.to(tl.int32, bitcast=True))
+    if ROW_WAIT:
+        _row_publish(ws_flag_ptr + local)  # the threshold is there
 
 
 @triton.jit
@@ -69,11 +100,12 @@ def _gvr_stage_kernel(
     indices_ptr, values_ptr,  # outputs (short rows are written here)
     logits_ptr, kv_lens_ptr,  # inputs
     ws_count_ptr, ws_thr_ptr, ws_keys_ptr, ws_cols_ptr,  # workspace: counters (zero at rest), thresholds, slots
+    ws_flag_ptr,  # workspace: per-row flags (zero at rest; ROW_WAIT)
     row0, n_bound, row_stride, out_stride, val_stride,
     n_uniform, next_n, cr_shift,
     K: tl.constexpr, KB: tl.constexpr, TILE: tl.constexpr, CAP: tl.constexpr,
     SPLIT: tl.constexpr, VARLEN: tl.constexpr, HAS_VALUES: tl.constexpr, LANES: tl.constexpr,
-    PDL: tl.constexpr, STAGE_SPARSE: tl.constexpr,
+    PDL: tl.constexpr, STAGE_SPARSE: tl.constexpr, ROW_WAIT: tl.constexpr,
 ):
     """Verify for rows ``row0 + program_id(1)``: every program of a row stages the survivors of its share against
     the row's threshold; the row's counter ends up holding the exact survivor count. Launched with one warp per
@@ -89,7 +121,9 @@ def _gvr_stage_kernel(
     # The share's first tile is requested before the threshold is: the scores and lengths are inputs that no kernel
     # of this launch writes, so with PDL the load overlaps the wait for the threshold grid.
     x0 = _load_tile(row_ptr, start + _tile_offsets(TILE, LANES), end, True)
-    if PDL:
+    if ROW_WAIT:
+        _row_wait(ws_flag_ptr + local, 1)  # this row's threshold is there (not yet every row's)
+    elif PDL:
         _gdc_wait()  # the threshold grid is complete and its thresholds visible
     if n <= K:
         if part == 0:
@@ -105,6 +139,8 @@ def _gvr_stage_kernel(
         else:
             _stage_share_after(x0, row_ptr, start, end, thr, ws_count_ptr + local, slot_keys, slot_cols, CAP, TILE,
                                LANES)
+    if ROW_WAIT:
+        _row_publish(ws_flag_ptr + local)  # this program's share is staged and counted
 
 
 @triton.jit
@@ -112,13 +148,14 @@ def _gvr_select_kernel(
     indices_ptr, values_ptr,  # outputs
     logits_ptr, pre_idx_ptr, kv_lens_ptr,  # inputs
     ws_count_ptr, ws_thr_ptr, ws_keys_ptr, ws_cols_ptr,  # the workspace the threshold and staging kernels filled
+    ws_flag_ptr,  # per-row flags (ROW_WAIT), reset here
     row0, n_bound, row_stride, out_stride, val_stride, pre_stride,
     n_uniform, next_n, cr_shift, aim,
     K: tl.constexpr, KB: tl.constexpr, REFINE_TILE: tl.constexpr, CAP: tl.constexpr, SAMPLE: tl.constexpr,
     SAMPLE_GROUP: tl.constexpr, MIN_TILE: tl.constexpr, HINT_FREE: tl.constexpr,
     VARLEN: tl.constexpr,
     HAS_VALUES: tl.constexpr, REFINE_LANES: tl.constexpr, TIE_RUNG: tl.constexpr, PDL: tl.constexpr,
-    SELECT_CHUNK: tl.constexpr, SELECT_PART: tl.constexpr,
+    SELECT_CHUNK: tl.constexpr, SELECT_PART: tl.constexpr, SPLIT: tl.constexpr, ROW_WAIT: tl.constexpr,
 ):
     """Refine for row ``row0 + program_id(0)``: reset the row's counter to zero (the workspace restores itself),
     then select on the staged candidates; a staging that missed (fewer than K, or more than CAP) walks the retry
@@ -132,10 +169,15 @@ def _gvr_select_kernel(
     row's counter with ``-1 - count``; 1 is the ladder launch after it, which refines the marked rows only (the
     CAP-lane tile, the retry ladder). The accept launch then compiles without the ladder and the CAP-lane tile: a
     program a quarter the size, without their register spills, for the path every decode row takes."""
-    if PDL:
-        _gdc_wait()  # the staging grid is complete: its counts and slots are final and visible
     local = tl.program_id(0)
     row = row0 + local
+    if (SELECT_PART != 1) and ROW_WAIT:
+        # This row's threshold program and its SPLIT staging programs are done (not yet every row's); the flag is
+        # reset for the next launch. The ladder launch (SELECT_PART 1) waits for the accept launch's whole grid.
+        _row_wait(ws_flag_ptr + local, 1 + SPLIT)
+        tl.atomic_xchg(ws_flag_ptr + local, 0, sem="relaxed")
+    elif PDL:
+        _gdc_wait()  # the grid before is complete: counts and slots (or the accept launch's marks) are final
     n = _row_length(row, kv_lens_ptr, n_uniform, next_n, cr_shift, n_bound, VARLEN)
     if n > K:
         row_ptr = logits_ptr + row.to(tl.int64) * row_stride

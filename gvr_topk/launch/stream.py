@@ -19,7 +19,7 @@ from .common import stage_lanes
 from .common import union_signature
 
 #: Pointer arguments this family takes from the workspace, in launch order.
-WORKSPACE_ARGS = ("ws_count_ptr", "ws_thr_ptr", "ws_keys_ptr", "ws_cols_ptr")
+WORKSPACE_ARGS = ("ws_count_ptr", "ws_thr_ptr", "ws_keys_ptr", "ws_cols_ptr", "ws_flag_ptr")
 #: Arguments of the composite launch that are not kernel arguments (how the three launches are shaped).
 _SHAPE_ARGS = ("num_rows", "chunk_rows", "stage_warps", "threshold_warps", "select_warps", "select_maxnreg",
                "stage_maxnreg")
@@ -115,6 +115,8 @@ def family_kwargs(plan: Plan, rows: int, device=None) -> dict:
         raise ValueError(f"tuning.STREAM_SELECT_APART: expected 0, 2 or 3, got {tuning.STREAM_SELECT_APART!r}")
     if tuning.STREAM_STAGE_SPARSE not in (0, 1, 2):
         raise ValueError(f"tuning.STREAM_STAGE_SPARSE: expected 0, 1 or 2, got {tuning.STREAM_STAGE_SPARSE!r}")
+    if tuning.STREAM_ROW_WAIT not in (0, 1):
+        raise ValueError(f"tuning.STREAM_ROW_WAIT: expected 0 or 1, got {tuning.STREAM_ROW_WAIT!r}")
     # Survivors-only staging where a tile admits few scores: rows long enough for the long tile (NOTES entry 22).
     sparse = tuning.STREAM_STAGE_SPARSE if plan.block >= tuning.STREAM_TILE else 0
     return dict(aim=plan.aim, TILE=plan.block, CAP=plan.cap, SAMPLE=plan.sample, SAMPLE_GROUP=tuning.SAMPLE_GROUP,
@@ -126,10 +128,10 @@ def family_kwargs(plan: Plan, rows: int, device=None) -> dict:
                 LANES=stage_lanes(plan.block, plan.num_warps),
                 REFINE_LANES=stage_lanes(tuning.REFINE_TILE, plan.select_warps), TIE_RUNG=tuning.TIE_RUNG,
                 SELECT_CHUNK=tuning.SELECT_CHUNK, STAGE_SPARSE=sparse,
-                SELECT_PART=tuning.STREAM_SELECT_APART)
+                SELECT_PART=tuning.STREAM_SELECT_APART, ROW_WAIT=int(tuning.STREAM_ROW_WAIT))
 
 
 def workspace_kwargs(plan: Plan, rows: int, workspace) -> dict:
     """int32 views of a byte ``workspace``, by kernel argument name."""
-    counts, thresholds, keys, cols = ws.stream_views(workspace, plan, rows)
-    return dict(ws_count_ptr=counts, ws_thr_ptr=thresholds, ws_keys_ptr=keys, ws_cols_ptr=cols)
+    counts, thresholds, flags, keys, cols = ws.stream_views(workspace, plan, rows)
+    return dict(ws_count_ptr=counts, ws_thr_ptr=thresholds, ws_keys_ptr=keys, ws_cols_ptr=cols, ws_flag_ptr=flags)

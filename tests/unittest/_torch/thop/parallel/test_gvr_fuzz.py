@@ -16,6 +16,8 @@ Environment:
 * ``GVR_FUZZ_SEED``: master seed (default 20260101).
 * ``GVR_FUZZ_REPORT``: path of a JSON summary (cases, mismatches, coverage counts, failing cases).
 * ``GVR_FUZZ_ONLY``: ``"<config seed>:<case seed>"`` replays one case (printed with every failure).
+* ``GVR_FUZZ_FAMILY``: keep only configurations whose widest launch takes this family (``widest_plan``'s family,
+  e.g. ``stream``), drawn from the same seeded sequence, to aim a run at one family's kernels.
 
 On a GPU the data is generated on the device and the check runs there against ``gvr_topk.reference`` (its index
 set is unique under the tie rule), with one host synchronisation per configuration; the first case of every
@@ -118,6 +120,20 @@ def widest_plan(cfg: Config) -> str:
     plan = (gvr_topk.route(rows, n_env, cfg.npad, cfg.k) if cfg.family is None
             else gvr_topk.plan_for(cfg.family, rows, n_env, cfg.npad, cfg.k))
     return plan.family + ("/coop" if plan.coop else "")
+
+
+def _draw_configs(rnd: random.Random, count: int, family: Optional[str]) -> List[Config]:
+    """``count`` configurations from ``rnd``'s seeds; with ``family``, only those whose widest launch takes it."""
+    if family is not None and family not in gvr_topk.FAMILIES:
+        raise ValueError(f"GVR_FUZZ_FAMILY: expected one of {gvr_topk.FAMILIES}, got {family!r}")
+    cfgs = []
+    for _ in range(2000 * count):
+        cfg = make_config(rnd.randrange(2 ** 31))
+        if family is None or widest_plan(cfg).split("/")[0] == family:
+            cfgs.append(cfg)
+            if len(cfgs) == count:
+                return cfgs
+    raise ValueError(f"GVR_FUZZ_FAMILY={family!r}: only {len(cfgs)} of {count} configurations drawn")
 
 
 def make_config(seed: int) -> Config:
@@ -418,7 +434,7 @@ def fuzz(num_cases: int, master_seed: int, only: Optional[str] = None, on_config
         else:
             num_cfg = max(6, min(24, num_cases // 4))
         num_cfg = max(1, min(num_cfg, num_cases))
-        cfgs = [make_config(rnd.randrange(2 ** 31)) for _ in range(num_cfg)]
+        cfgs = _draw_configs(rnd, num_cfg, os.environ.get("GVR_FUZZ_FAMILY") or None)
         per = [num_cases // num_cfg + (i < num_cases % num_cfg) for i in range(num_cfg)]
         plan = [(c, [rnd.randrange(2 ** 31) for _ in range(m)]) for c, m in zip(cfgs, per)]
     summary = dict(device=str(DEV), interpreter=gvr_topk.kernels_interpreted(), master_seed=master_seed,
@@ -499,6 +515,16 @@ def test_fuzz_exact():
             json.dump(summary, fh, indent=1)
     assert summary["cases"] == (1 if os.environ.get("GVR_FUZZ_ONLY") else n)
     assert summary["mismatches"] == 0, "\n".join(json.dumps(f) for f in summary["failures"][:10])
+
+
+def test_fuzz_family_filter_draws_that_family():
+    """``GVR_FUZZ_FAMILY`` aims a run at one family: every drawn configuration's widest launch takes it, and an
+    unknown family is refused by name."""
+    for family in ("stream", "split"):
+        cfgs = _draw_configs(random.Random(7), 4, family)
+        assert [widest_plan(c).split("/")[0] for c in cfgs] == [family] * 4
+    with pytest.raises(ValueError, match="GVR_FUZZ_FAMILY"):
+        _draw_configs(random.Random(7), 1, "streaming")
 
 
 def test_fuzz_generator_covers_its_space():

@@ -650,12 +650,12 @@ def test_split_serves_more_rows_when_they_are_short():
     assert (ws.view(torch.int32)[:2 * rows] == 0).all()
 
 
-#: (``tuning.STREAM_SELECT_APART``, ``tuning.STREAM_STAGE_SPARSE``) of the streaming family under test: the defaults
-#: (n = 20000 rows stage on the short tile, densely), and each built variant on the long tile (the select in one
-#: launch, or as an accept launch on one or two tiles and a ladder launch; the survivors-only staging, with and
-#: without its look-ahead).
-STREAM_VARIANTS = {"default": None, "one_select_launch_dense": (0, 0), "apart_half_tile_sparse": (3, 1),
-                   "apart_two_tiles_sparse_ahead": (2, 2)}
+#: (``tuning.STREAM_SELECT_APART``, ``tuning.STREAM_STAGE_SPARSE``, ``tuning.STREAM_ROW_WAIT``) of the streaming
+#: family under test: the defaults (n = 20000 rows stage on the short tile, densely), and each built variant on the
+#: long tile (the select in one launch, or as an accept launch on one or two tiles and a ladder launch; the
+#: survivors-only staging, with and without its look-ahead; grid-wide or per-row waits).
+STREAM_VARIANTS = {"default": None, "one_select_launch_dense": (0, 0, 0), "apart_half_tile_sparse": (3, 1, 0),
+                   "apart_two_tiles_sparse_ahead": (2, 2, 0), "apart_two_tiles_sparse_ahead_row_wait": (2, 2, 1)}
 
 
 @pytest.fixture(params=list(STREAM_VARIANTS))
@@ -665,6 +665,7 @@ def stream_variant(request, monkeypatch):
         yield request.param
         return
     monkeypatch.setattr(tuning, "STREAM_SELECT_APART", setting[0])
+    monkeypatch.setattr(tuning, "STREAM_ROW_WAIT", setting[2])
     monkeypatch.setattr(tuning, "STREAM_TILE_SHORT_MAX_N", 0)  # the long tile, which the sparse staging needs
     yield from _tuning_value(monkeypatch, "STREAM_STAGE_SPARSE", setting[1])
 
@@ -674,8 +675,10 @@ def test_staging_outcomes_are_exact(k, stream_variant):
     """The streaming family with several staging programs per row (n = 20000: 4 shares) on rows
     that take every outcome of a staging: ordinary survivors, ties at the threshold, more survivors than the slot
     holds (the counter must still end at the exact count, the exact path runs), fewer than K (the retry ladder),
-    a short row (n <= K) and an empty one; twice on one workspace, whose counters must be back at zero. Also with
-    each built variant of the family's kernels (``STREAM_VARIANTS``)."""
+    a short row (n <= K) and an empty one; twice on one workspace, whose counters and row flags must be back at
+    zero. Also with each built variant of the family's kernels (``STREAM_VARIANTS``)."""
+    from gvr_topk import workspace as wsm
+
     n = 20000
     plan = gvr_topk.dispatch.plan_for("stream", 6, n, n, k)
     assert plan.split > 1
@@ -696,7 +699,8 @@ def test_staging_outcomes_are_exact(k, stream_variant):
         val = torch.full((6, k), 7.0, device=DEV)
         gvr_topk.run_varlen(x, None, kv, idx, values=val, workspace=ws, family="stream")
         _assert_exact(x, idx, kv, val)
-        assert (ws.view(torch.int32)[:6] == 0).all()
+        counts, _, flags, _, _ = wsm.stream_views(ws, plan, 6)
+        assert (counts[:6] == 0).all() and (flags[:6] == 0).all()
 
 
 # ---------------------------------------------------------------------------------------------------------------
