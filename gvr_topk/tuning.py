@@ -233,9 +233,10 @@ STREAM_SELECT_APART = 2
 #: The streaming family's stage and select programs wait for their own row (a per-row flag in the workspace that
 #: the row's threshold and staging programs count up) instead of the whole grid before them
 #: (``kernels/stream.py``): 1 on, 0 off (grid-wide waits, programmatic dependent launch's ``gdc_wait``). With PDL a
-#: row's staging then overlaps other rows' sampling, and its select other rows' staging. Built in session 16,
-#: NOTES entry 23; off until measured.
-STREAM_ROW_WAIT = 0
+#: row's staging then overlaps other rows' sampling, and its select other rows' staging. Measured on the H200
+#: (NOTES entry 23, ``probe_sample.py --arms W0,W1``, us, off / on): 512 x 131075 K=2048 163.8 / 154.3, K=512
+#: 145.9 / 142.2, 512 x 16387 K=2048 79.2 / 68.9, 200 x 20000 K=1024 77.0 / 70.1, 64 x 131075 K=2048 45.2 / 44.9.
+STREAM_ROW_WAIT = 1
 #: Largest crossing bin (candidates sharing the K-th score's histogram bin) refined on a compacted small tile.
 #: Decode-like rows put a few dozen candidates there; larger bins are refined in place on the staged tile.
 CROSS_CAP = 512

@@ -653,9 +653,9 @@ def test_split_serves_more_rows_when_they_are_short():
 #: (``tuning.STREAM_SELECT_APART``, ``tuning.STREAM_STAGE_SPARSE``, ``tuning.STREAM_ROW_WAIT``) of the streaming
 #: family under test: the defaults (n = 20000 rows stage on the short tile, densely), and each built variant on the
 #: long tile (the select in one launch, or as an accept launch on one or two tiles and a ladder launch; the
-#: survivors-only staging, with and without its look-ahead; grid-wide or per-row waits).
-STREAM_VARIANTS = {"default": None, "one_select_launch_dense": (0, 0, 0), "apart_half_tile_sparse": (3, 1, 0),
-                   "apart_two_tiles_sparse_ahead": (2, 2, 0), "apart_two_tiles_sparse_ahead_row_wait": (2, 2, 1)}
+#: survivors-only staging, with and without its look-ahead; per-row or grid-wide waits).
+STREAM_VARIANTS = {"default": None, "one_select_launch_dense_grid_wait": (0, 0, 0),
+                   "apart_half_tile_sparse": (3, 1, 1), "apart_two_tiles_sparse_ahead": (2, 2, 1)}
 
 
 @pytest.fixture(params=list(STREAM_VARIANTS))
