@@ -163,7 +163,11 @@ def main(argv=None) -> int:
     total = 0
     if args.only:
         picked = [c for c in cases(args.quick) if mine(c[1]) and args.only in c[0]]
-        return _verdict(_run_listed(picked), len(picked)) if picked else _verdict(1, 0)
+        if not picked:
+            names = "; ".join(c[0] for c in cases(args.quick) if mine(c[1]))
+            print(f"GVR-SANITIZE-CASES --only {args.only!r}: expected part of a case name, got none of: {names}")
+            return 2
+        return _verdict(_run_listed(picked), len(picked))
     for i, (name, family, x) in enumerate(tied_cases()):
         if not mine(family):
             continue
