@@ -85,7 +85,8 @@ def _gvr_threshold_kernel(
     slot). Computed here once instead of in every staging program of the row. With ROW_WAIT the row's flag then
     says the threshold is there (``_row_publish``)."""
     if PDL:
-        _gdc_launch_dependents()  # the staging grid may be scheduled now; it waits for this grid before reading
+        _gdc_launch_dependents()  # the staging grid may be scheduled now; it waits (for this grid, or with
+        # ROW_WAIT for its row's flag) before reading a threshold
     local = tl.program_id(0)
     row = row0 + local
     n = _row_length(row, kv_lens_ptr, n_uniform, next_n, cr_shift, n_bound, VARLEN)
@@ -119,7 +120,7 @@ def _gvr_stage_kernel(
     row_ptr = logits_ptr + row.to(tl.int64) * row_stride
     start, end = _share_bounds(n, part, SPLIT, TILE)
     # The share's first tile is requested before the threshold is: the scores and lengths are inputs that no kernel
-    # of this launch writes, so with PDL the load overlaps the wait for the threshold grid.
+    # of this launch writes, so with PDL the load overlaps the wait for the threshold (grid or row).
     x0 = _load_tile(row_ptr, start + _tile_offsets(TILE, LANES), end, True)
     if ROW_WAIT:
         _row_wait(ws_flag_ptr + local, 1)  # this row's threshold is there (not yet every row's)
