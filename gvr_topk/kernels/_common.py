@@ -397,10 +397,11 @@ def _select_staged_looped(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count
     the crossing bin on a CROSS_CAP-lane tile. A crossing bin larger than CROSS_CAP (and not needed whole) goes to
     ``_select_staged_tile`` on the CAP/2 tile.
 
-    Why (NOTES entry 21; measured level with the tile select, entry 22): the tile select runs as one straight-line path of ~4,700 instructions per
-    warp (entry 20: a quarter of its stall samples wait for instruction fetch at 512 rows) and holds CAP/2 lanes of
-    keys, columns and digits in registers. The loops execute about as many instructions from a path a few times
-    shorter, read the slot three times from L2 instead of once, and hold CHUNK lanes."""
+    Why (NOTES entry 21; measured level with the tile select, entry 22): the tile select runs as one straight-line
+    path of ~4,700 instructions per warp (entry 20: a quarter of its stall samples wait for instruction fetch at 512
+    rows) and holds CAP/2 lanes of keys, columns and digits in registers. The loops execute about as many
+    instructions from a path a few times shorter, read the slot three times from L2 instead of once, and hold CHUNK
+    lanes."""
     lo = tl.full([], 0xFFFFFFFF, tl.uint32)
     hi = tl.zeros([], tl.uint32)
     for c in range(0, count, CHUNK):
