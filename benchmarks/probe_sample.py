@@ -36,6 +36,8 @@ same rows is timed too. An arm is written as ``/``-separated settings:
   accept launch on the SELECT_MIN_TILE- and CAP/2-lane tiles, 3 on the CAP/2-lane tile alone),
 * ``W<N>``: ``STREAM_ROW_WAIT`` (the streaming stage and select programs wait for their own row's flag instead of
   the whole grid before: 1 on, 0 off).
+* ``H<N>``: ``SPLIT_COOP_WINDOW`` (the split family's cooperative form counts the row histogram while staging,
+  over the sample's window: 1 on, 0 off).
 
 The default arms are NOTES entry 8's (``g8/m2048`` was the setting before it, ``g1/m1024`` the one after).
 Prints a table last and writes ``probe_sample.json`` to ``--out`` after every cell (a run cut short keeps its cells).
@@ -74,7 +76,8 @@ KNOBS = {"g": "SAMPLE_GROUP", "m": "AIM_MARGIN", "a": "SAMPLE_ABOVE", "x": "SAMP
          "v": "SELECT_MANY_WARPS", "y": "SPLIT_SHORT_MAX_N",
          "r": "STREAM_CHUNK_ROWS", "o": "STREAM_MIN_CHUNK", "b": "THRESHOLD_WARPS", "l": "STREAM_STAGE_MAXNREG",
          "d": "SPLIT_TILE", "e": "SPLIT_WARPS", "h": "TIE_RUNG", "j": "SELECT_CHUNK",
-         "z": "STREAM_STAGE_SPARSE", "A": "STREAM_SELECT_APART", "W": "STREAM_ROW_WAIT"}
+         "z": "STREAM_STAGE_SPARSE", "A": "STREAM_SELECT_APART", "W": "STREAM_ROW_WAIT",
+         "H": "SPLIT_COOP_WINDOW"}
 #: Settings whose tuning value is not the integer itself.
 _VALUE = {"c": lambda v: ((2048, v),), "f": lambda v: v / 100, "h": bool}
 DEFAULT_ARMS = "g8/m2048,g1/m2048,g1/m1024,g2/m1024"

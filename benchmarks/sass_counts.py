@@ -2,7 +2,7 @@
 
     python benchmarks/sass_counts.py [NAME ...]
         (default: every kernel; names: stage stage_dense stage_sparse split split_long select select_many
-        select_accept2 select_accept3 select_ladder select_looped threshold coop)
+        select_accept2 select_accept3 select_ladder select_looped threshold coop coop_window)
 
 Compiles the staging, split, select and threshold kernels for sm_90 with ``triton.compile`` (constexprs of a
 131075-column, K=2048 launch), disassembles them with the ``nvdisasm`` that ships in Triton's wheel, and prints per
@@ -75,7 +75,13 @@ KERNELS = [
     ("coop", split._gvr_split_coop_kernel,
      dict(TILE=tuning.SPLIT_TILE, SPLIT=65, LANES=stage_lanes(tuning.SPLIT_TILE, tuning.SPLIT_WARPS), SLICE=256,
           COOP_WORDS=8 + (1 << tuning.SELECT_BIN_BITS) + 2 * tuning.CROSS_CAP, PHASE=0,
-          REFINE_TILE=tuning.SPLIT_TILE),
+          REFINE_TILE=tuning.SPLIT_TILE, WINDOW=0),
+     tuning.SPLIT_WARPS, 0),
+    # The same with the row histogram counted while staging (``tuning.SPLIT_COOP_WINDOW``).
+    ("coop_window", split._gvr_split_coop_kernel,
+     dict(TILE=tuning.SPLIT_TILE, SPLIT=65, LANES=stage_lanes(tuning.SPLIT_TILE, tuning.SPLIT_WARPS), SLICE=256,
+          COOP_WORDS=8 + (1 << tuning.SELECT_BIN_BITS) + 2 * tuning.CROSS_CAP, PHASE=0,
+          REFINE_TILE=tuning.SPLIT_TILE, WINDOW=1),
      tuning.SPLIT_WARPS, 0),
 ]
 WATCH = ("SHFL", "LDS", "STS", "BAR", "P2R", "LDG", "STG", "ATOMG", "LDL", "STL", "LDGSTS", "SYNCS")

@@ -201,6 +201,12 @@ SPLIT_WARPS = 8
 #: lost to one in 7 of 8 cells.
 SPLIT_COOP = "fused"
 SPLIT_COOP_MIN_SPLIT = 8
+#: The cooperative form's row histogram over a window from the row's sample (its threshold to its largest key),
+#: counted while staging (one relaxed atomic per admitted score), instead of over the admitted scores' own span
+#: after a first barrier (each program histograms its slice of the staged candidates, then a second barrier):
+#: 1 on, 0 off. Every program computes the same sample, so the window needs no communication, and one barrier,
+#: two scratch round trips and the slice histograms leave the critical path. Not measured yet: off.
+SPLIT_COOP_WINDOW = 0
 #: Smallest tile (lanes) the staged-candidate select runs on: candidates that fit MIN_TILE lanes (and K <= MIN_TILE)
 #: are selected on it; a value >= CAP/2 leaves the two tiles CAP/2 and CAP. 2048 adds a third tile for rows with
 #: at most 2048 candidates (K=512 rows aim at 1536). Measured on the H200 (NOTES entry 10): 1 x 16387 K=512 31.9 ->

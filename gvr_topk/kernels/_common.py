@@ -233,9 +233,17 @@ def _exact_row(out_ptr, val_ptr, row_ptr, n, K: tl.constexpr, TILE: tl.constexpr
 
 @triton.jit
 def _sample_threshold(row_ptr, n, rank, SAMPLE: tl.constexpr, GROUP: tl.constexpr):
-    """An order key that at least ``rank`` scores of a deterministic sample of ``SAMPLE`` scores reach, close to the
-    sample's rank-``rank`` key (``tuning.SAMPLE_LEVELS`` levels of up to 2**``SAMPLE_BIN_BITS`` bins; at the default
-    two levels of 256, within 1/16384 of the sample's key span, at worst 1/4096).
+    """``_sample_bracket``'s threshold alone."""
+    thr, _top = _sample_bracket(row_ptr, n, rank, SAMPLE, GROUP)
+    return thr
+
+
+@triton.jit
+def _sample_bracket(row_ptr, n, rank, SAMPLE: tl.constexpr, GROUP: tl.constexpr):
+    """(threshold, the sample's largest order key). The threshold: an order key that at least ``rank`` scores of a
+    deterministic sample of ``SAMPLE`` scores reach, close to the sample's rank-``rank`` key
+    (``tuning.SAMPLE_LEVELS`` levels of up to 2**``SAMPLE_BIN_BITS`` bins; at the default two levels of 256, within
+    1/16384 of the sample's key span, at worst 1/4096).
 
     Histogram levels, no exact search: the threshold only steers how many scores get staged; the count that
     follows is exact, so an approximate rank costs at most a retry, never exactness. The sample is SAMPLE/GROUP
@@ -243,7 +251,7 @@ def _sample_threshold(row_ptr, n, rank, SAMPLE: tl.constexpr, GROUP: tl.constexp
     range. Adjacent scores of decode rows are correlated (runs of related tokens), so wide groups sample fewer
     independent scores: GROUP=1 costs one 32-byte sector per score but keeps the survivor count within 0.83-1.22x
     of its aim on the benchmark's decode rows, against 0.48-1.82x with GROUP=8 (tuning.SAMPLE_GROUP). Every
-    program of a row computes the same value."""
+    program of a row computes the same values."""
     GROUPS: tl.constexpr = SAMPLE // GROUP
     lane = tl.arange(0, SAMPLE)
     n_g = n // GROUP
@@ -253,6 +261,7 @@ def _sample_threshold(row_ptr, n, rank, SAMPLE: tl.constexpr, GROUP: tl.constexp
     cols = ((lane // GROUP).to(tl.int64) * n_g // GROUPS).to(tl.int32) * GROUP + lane % GROUP
     keys = _order_key(tl.load(row_ptr + cols).to(tl.float32))
     lo, hi = _minmax(keys, cols >= 0)
+    top = hi
     need = tl.zeros([], tl.int32) + rank
     for _level in tl.static_range(SAMPLE_LEVELS):
         if lo < hi:
@@ -262,7 +271,7 @@ def _sample_threshold(row_ptr, n, rank, SAMPLE: tl.constexpr, GROUP: tl.constexp
             b, above, in_b = _crossing_bin(tl.histogram(digit, SAMPLE_BINS, mask=win), need, SAMPLE_BINS)
             need -= above
             lo, hi = _bin_window(lo, hi, b, shift)
-    return lo
+    return lo, top
 
 
 @triton.jit
@@ -282,6 +291,25 @@ def _row_threshold(row_ptr, n, aim, CAP: tl.constexpr, SAMPLE: tl.constexpr, SAM
     else:
         thr = _sample_threshold(row_ptr, n, _sample_rank(n, aim, SAMPLE), SAMPLE, SAMPLE_GROUP)
     return thr
+
+
+@triton.jit
+def _row_threshold_window(row_ptr, n, aim, CAP: tl.constexpr, SAMPLE: tl.constexpr, SAMPLE_GROUP: tl.constexpr):
+    """``_row_threshold`` plus a key window [lo, hi] in which the row's K-th largest key likely lies: the sample
+    threshold and the sample's largest key. A row that fits the slot is still admitted whole (threshold 1), its
+    window taken from the same sample (positions repeat when n < SAMPLE; any window is correct, only its resolution
+    depends on it). Every program that computes it for a row gets the same values."""
+    lo, hi = _sample_bracket(row_ptr, n, _sample_rank(n, aim, SAMPLE), SAMPLE, SAMPLE_GROUP)
+    thr = tl.where(n <= CAP, tl.full([], 1, tl.uint32), lo)
+    return thr, lo, hi
+
+
+@triton.jit
+def _window_digit(keys, lo, shift, NBINS: tl.constexpr):
+    """Bin of each order key in a histogram over the window from ``lo`` in bins of 2**shift keys: keys below the
+    window go to bin 0 and keys past its last bin to bin NBINS - 1. Monotone in the key, so the bins above a
+    crossing bin hold only larger keys, whatever the window."""
+    return tl.where(keys >= lo, tl.minimum((keys - lo) >> shift, NBINS - 1), 0).to(tl.int32)
 
 
 @triton.jit
@@ -710,13 +738,17 @@ def _admitted_span(x, keep, lo, hi):
 
 @triton.jit
 def _stage_share_prefetched(x0, row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP: tl.constexpr,
-                            TILE: tl.constexpr, LANES: tl.constexpr, SPAN: tl.constexpr):
+                            TILE: tl.constexpr, LANES: tl.constexpr, SPAN: tl.constexpr, hist_ptr, win_lo, shift,
+                            HIST: tl.constexpr, NBINS: tl.constexpr):
     """``_stage_share`` for a program that streams its share alone (the split family), with one tile in flight ahead
     of the one it stages: the first tile's scores ``x0`` come loaded (``_load_tile(row_ptr, start +
     _tile_offsets(TILE, LANES), end, True)``, requested before the program computes its threshold), and each tile's
     successor is requested before the tile is staged, so its load's latency overlaps that staging. With SPAN it also
     returns the smallest and largest order key it admitted ((KEY_MAX, 0) for none; the cooperative kernel's row
-    window), kept per thread and reduced once after the loop; without SPAN the returned pair is unused.
+    window), kept per thread and reduced once after the loop; without SPAN the returned pair is unused. With HIST it
+    also counts every admitted score into the row's NBINS-bin histogram at ``hist_ptr`` (``_window_digit`` over
+    the window from ``win_lo``, bins of 2**shift keys), one relaxed atomic per admitted score: a tile admits a few
+    percent of its scores, and ``tl.histogram`` of a masked 2-D tile miscounts on Triton 3.6 (``_sample_bracket``).
 
     Why (NOTES entry 19): a split program is one per SM, so nothing else on the SM hides its loads; without the
     look-ahead each tile cost a full memory round trip, then its staging (8 x 131075 K=2048: 32.7 -> 26.6 us).
@@ -733,6 +765,10 @@ def _stage_share_prefetched(x0, row_ptr, start, end, thr, count_ptr, slot_keys, 
         _stage_tile(x, s + offs, end, f, count_ptr, slot_keys, slot_cols, CAP, True)
         if SPAN:
             lo, hi = _admitted_span(x, ((s + offs) < end) & ~(x < f), lo, hi)
+        if HIST:
+            keep = tl.reshape(((s + offs) < end) & ~(x < f), [TILE])
+            digit = _window_digit(tl.reshape(_order_key(x), [TILE]), win_lo, shift, NBINS)
+            tl.atomic_add(hist_ptr + digit, tl.full([TILE], 1, tl.int32), mask=keep, sem="relaxed")
         x = ahead
     if SPAN:
         lo, hi = tl.reduce((tl.reshape(lo, [TILE]), tl.reshape(hi, [TILE])), 0, _minmax_combine)

@@ -49,10 +49,12 @@ from ._common import _order_key
 from ._common import _refine_row
 from ._common import _row_length
 from ._common import _row_threshold
+from ._common import _row_threshold_window
 from ._common import _select_tile
 from ._common import _share_bounds
 from ._common import _stage_share_prefetched
 from ._common import _tile_offsets
+from ._common import _window_digit
 
 
 @triton.jit
@@ -96,7 +98,7 @@ def _gvr_split_kernel(
         slot_cols = ws_cols_ptr + row.to(tl.int64) * CAP
         # ---- this program's share of the row ----
         _stage_share_prefetched(x0, row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP, TILE, LANES,
-                                False)
+                                False, count_ptr, 0, 0, False, 1)
         # ---- hand-off: the last program to arrive finishes the row ----
         tl.debug_barrier()
         arrived = tl.atomic_add(arrive_ptr, 1, sem="acq_rel")
@@ -142,7 +144,7 @@ def _coop_slice(slot_keys, slot_cols, count, part, lo, shift, SPLIT: tl.constexp
     raw = tl.load(slot_keys + i, mask=live, other=0, cache_modifier=".cg")
     cols = tl.load(slot_cols + i, mask=live, other=0, cache_modifier=".cg")
     keys = tl.where(live, _order_key(raw.to(tl.float32, bitcast=True)), 0)
-    digit = tl.where(live, (keys - lo) >> shift, 0).to(tl.int32)
+    digit = tl.where(live, _window_digit(keys, lo, shift, SELECT_BINS), 0)
     return raw, keys, cols, live, digit
 
 
@@ -168,7 +170,8 @@ def _gvr_split_coop_kernel(
     SAMPLE_GROUP: tl.constexpr, MIN_TILE: tl.constexpr, SPLIT: tl.constexpr,
     HINT_FREE: tl.constexpr,
     VARLEN: tl.constexpr, HAS_VALUES: tl.constexpr, LANES: tl.constexpr, TIE_RUNG: tl.constexpr,
-    REFINE_TILE: tl.constexpr, SLICE: tl.constexpr, COOP_WORDS: tl.constexpr, PHASE: tl.constexpr,
+    REFINE_TILE: tl.constexpr, SLICE: tl.constexpr, COOP_WORDS: tl.constexpr, WINDOW: tl.constexpr,
+    PHASE: tl.constexpr,
 ):
     """The split family with a shared selection: grid (SPLIT, rows), every program resident (cooperative launch).
 
@@ -195,42 +198,60 @@ def _gvr_split_coop_kernel(
         x_keys = coop + _C_HIST + SELECT_BINS
         x_cols = coop + _C_HIST + SELECT_BINS + CROSS_CAP
         bins = tl.arange(0, SELECT_BINS)
-        # ---- stage this program's share; the row's key window from every share's admitted span ----
+        # ---- stage this program's share; the row's key window ----
         if PHASE <= 1:
             start, end = _share_bounds(n, part, SPLIT, TILE)
             x0 = _load_tile(row_ptr, start + _tile_offsets(TILE, LANES), end, True)
-            thr = _row_threshold(row_ptr, n, aim, CAP, SAMPLE, SAMPLE_GROUP)
-            lo, hi = _stage_share_prefetched(x0, row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP, TILE,
-                                             LANES, True)
+            if WINDOW:
+                # The window is the sample's, the same on every program, so the row's histogram is counted while
+                # staging and one barrier fewer is needed.
+                thr, lo, hi = _row_threshold_window(row_ptr, n, aim, CAP, SAMPLE, SAMPLE_GROUP)
+                _stage_share_prefetched(x0, row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP, TILE,
+                                        LANES, False, hist_ptr, lo, _digit_shift(hi - lo, SELECT_BITS), True,
+                                        SELECT_BINS)
+                if part == 0:
+                    tl.store(ucoop + _C_LO, lo)
+                    tl.store(ucoop + _C_HI, hi)
+            else:
+                thr = _row_threshold(row_ptr, n, aim, CAP, SAMPLE, SAMPLE_GROUP)
+                lo, hi = _stage_share_prefetched(x0, row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP,
+                                                 TILE, LANES, True, hist_ptr, 0, 0, False, SELECT_BINS)
+                tl.atomic_max(ucoop + _C_LO, 0xFFFFFFFF - lo, sem="relaxed")
+                tl.atomic_max(ucoop + _C_HI, hi, sem="relaxed")
             if part == 0:
                 tl.store(ucoop + _C_THR, thr)  # for the retry ladder, when the launches are separate
-            tl.atomic_max(ucoop + _C_LO, 0xFFFFFFFF - lo, sem="relaxed")
-            tl.atomic_max(ucoop + _C_HI, hi, sem="relaxed")
         if PHASE == 0:
             _row_barrier(coop + _C_BAR, SPLIT)
-        if PHASE != 1:
+        if (PHASE != 1) & ((PHASE != 2) | (not WINDOW)):
             count = tl.load(count_ptr, cache_modifier=".cg")
+            if WINDOW:
+                # Loaded together: none depends on another.
+                lo = tl.load(ucoop + _C_LO, cache_modifier=".cg")
+                hi = tl.load(ucoop + _C_HI, cache_modifier=".cg")
+                hist = tl.load(hist_ptr + bins, cache_modifier=".cg")
             accept = (count >= K) & (count <= CAP)
             above = tl.zeros([], tl.int32)
             in_b = tl.zeros([], tl.int32)
             if accept:
-                lo = 0xFFFFFFFF - tl.load(ucoop + _C_LO, cache_modifier=".cg")
-                hi = tl.load(ucoop + _C_HI, cache_modifier=".cg")
+                if not WINDOW:
+                    lo = 0xFFFFFFFF - tl.load(ucoop + _C_LO, cache_modifier=".cg")
+                    hi = tl.load(ucoop + _C_HI, cache_modifier=".cg")
                 shift = _digit_shift(hi - lo, SELECT_BITS)
                 # ---- the row's histogram over its key window: every program adds its slice's ----
-                if PHASE != 3:
+                if (PHASE != 3) & (not WINDOW):
                     raw, keys, cols, live, digit = _coop_slice(slot_keys, slot_cols, count, part, lo, shift, SPLIT,
                                                                SLICE)
                     mine = tl.histogram(digit, SELECT_BINS, mask=live)
                     tl.atomic_add(hist_ptr + bins, mine, mask=mine > 0, sem="relaxed")
-                if PHASE == 0:
+                if (PHASE == 0) & (not WINDOW):
                     _row_barrier(coop + _C_BAR, 2 * SPLIT)
-                if PHASE == 3:
+                if (PHASE == 3) | WINDOW:
                     raw, keys, cols, live, digit = _coop_slice(slot_keys, slot_cols, count, part, lo, shift, SPLIT,
                                                                SLICE)
                 # ---- each program emits its certain winners and compacts its part of the crossing bin ----
                 if PHASE != 2:
-                    hist = tl.load(hist_ptr + bins, cache_modifier=".cg")
+                    if not WINDOW:
+                        hist = tl.load(hist_ptr + bins, cache_modifier=".cg")
                     b, above, in_b = _crossing_bin(hist, K, SELECT_BINS)
                     if in_b <= CROSS_CAP:
                         # need == in_b: the whole crossing bin is needed, nothing to refine. (A scalar condition

@@ -4,8 +4,9 @@ Three ways to run a launch, chosen once per prepared launch by :func:`coop_mode`
 
 * 0, plain: ``_gvr_split_kernel``; the last program of a row selects alone.
 * 1, cooperative: ``_gvr_split_coop_kernel`` in one cooperative launch (spin barriers between its parts).
-* 2, phased: the cooperative kernel's three parts as three launches, for Triton's interpreter, where a spin
-  barrier never returns (programs run one after another); on a GPU only when asked for (``tuning.SPLIT_COOP``).
+* 2, phased: the cooperative kernel's parts as separate launches (three, or two with
+  ``tuning.SPLIT_COOP_WINDOW``), for Triton's interpreter, where a spin barrier never returns (programs run one
+  after another); on a GPU only when asked for (``tuning.SPLIT_COOP``).
 """
 
 import torch
@@ -46,7 +47,8 @@ class SplitLaunch:
         opts = dict(num_warps=kw["num_warps"])
         if mode == FUSED:
             opts["launch_cooperative_grid"] = True
-        phases = (None,) if mode == PLAIN else (0,) if mode == FUSED else (1, 2, 3)
+        # With WINDOW the row histogram is counted while staging: no slice-histogram part (PHASE 2).
+        phases = (None,) if mode == PLAIN else (0,) if mode == FUSED else (1, 3) if kw["WINDOW"] else (1, 2, 3)
         made = []
         for phase in phases:
             extra = {} if phase is None else {"PHASE": phase}
@@ -99,11 +101,14 @@ def slice_lanes(plan: Plan) -> int:
 def family_kwargs(plan: Plan, rows: int, device=None) -> dict:
     """Launch arguments of this family that do not change from call to call (ints, constexprs, num_warps) on
     ``device`` (a ``torch.device``; None: as under the interpreter)."""
+    if tuning.SPLIT_COOP_WINDOW not in (0, 1):
+        raise ValueError(f"tuning.SPLIT_COOP_WINDOW: expected 0 or 1, got {tuning.SPLIT_COOP_WINDOW!r}")
     return dict(aim=plan.aim, TILE=plan.block, CAP=plan.cap, SAMPLE=plan.sample, SAMPLE_GROUP=tuning.SAMPLE_GROUP,
                 MIN_TILE=tuning.SELECT_MIN_TILE, SPLIT=plan.split,
                 LANES=stage_lanes(plan.block, plan.num_warps), TIE_RUNG=tuning.TIE_RUNG,
                 REFINE_TILE=tuning.SPLIT_TILE, num_warps=plan.num_warps,
-                SLICE=slice_lanes(plan), COOP_WORDS=ws.coop_words(), COOP=coop_mode(plan, rows, device))
+                SLICE=slice_lanes(plan), COOP_WORDS=ws.coop_words(), WINDOW=int(tuning.SPLIT_COOP_WINDOW),
+                COOP=coop_mode(plan, rows, device))
 
 
 def workspace_kwargs(plan: Plan, rows: int, workspace) -> dict:

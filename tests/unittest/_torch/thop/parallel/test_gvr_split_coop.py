@@ -93,6 +93,32 @@ def test_slice_lanes():
     assert lsplit.slice_lanes(gvr_topk.route(1, 16387, 16387, 2048)) == 1024  # ceil(8192 / 9) = 911
 
 
+def test_window_setting_is_checked(monkeypatch):
+    plan = gvr_topk.route(1, 131075, 131075, 2048)
+    assert lsplit.family_kwargs(plan, 1)["WINDOW"] == tuning.SPLIT_COOP_WINDOW
+    monkeypatch.setattr(tuning, "SPLIT_COOP_WINDOW", 2)
+    with pytest.raises(ValueError, match="SPLIT_COOP_WINDOW: expected 0 or 1, got 2"):
+        lsplit.family_kwargs(plan, 1)
+
+
+def test_phased_launches_by_window(monkeypatch):
+    """The interpreter's phased form skips the slice-histogram launch when the histogram is counted while
+    staging."""
+    calls = []
+
+    class _Kernel:
+        def __getitem__(self, grid):
+            return lambda **kw: calls.append(kw.get("PHASE"))
+
+    launch = object.__new__(lsplit.SplitLaunch)  # the launch logic alone, on stand-in kernels
+    launch.kernels = (_Kernel(), _Kernel())
+    launch.names = (frozenset(), frozenset())
+    for window, phases in ((0, [1, 2, 3]), (1, [1, 3])):
+        calls.clear()
+        launch.run(grid=(2, 1), COOP=lsplit.PHASED, WINDOW=window, num_warps=8)
+        assert calls == phases
+
+
 # ---- exactness of every path ---------------------------------------------------------------------------------------
 
 def _rows(kind: str, rows: int, n: int, k: int, seed: int) -> torch.Tensor:
@@ -112,6 +138,13 @@ def _rows(kind: str, rows: int, n: int, k: int, seed: int) -> torch.Tensor:
         x[:, cols] = 10.0 + torch.arange(cols.numel(), dtype=torch.float32) * 1e-3
     elif kind == "equal":  # every score tied: the staging overflows the slot, the tie rung
         x = torch.ones(rows, n)
+    elif kind == "zeros":  # fewer than K positive scores, then +-0.0: the K-th key is a zero, and a threshold at
+        # +0.0's key also admits -0.0, whose key lies below it (and below the sample's window)
+        x = -torch.rand(rows, n, generator=g) - 1.0
+        for r in range(rows):
+            perm = torch.randperm(n, generator=g)
+            x[r, perm[:k - 48]] = torch.rand(k - 48, generator=g) + 1.0
+            x[r, perm[k - 48:k + 1500]] = torch.where(torch.rand(1548, generator=g) < 0.5, 0.0, -0.0)
     return x.to(DEV)
 
 
@@ -137,8 +170,17 @@ def _call_twice(x, k, kv, hint=None, values=True):
         assert _scratch_at_rest(ws, rows), "the row scratch is not back at rest"
 
 
-@pytest.mark.parametrize("kind", ["randn", "spike", "block", "ties", "fooling", "equal"])
-def test_every_path_is_exact(kind):
+@pytest.fixture(params=[0, 1], ids=["window_admitted", "window_sample"])
+def window(request, monkeypatch):
+    """Both row-histogram windows of the cooperative form (``tuning.SPLIT_COOP_WINDOW``)."""
+    monkeypatch.setattr(tuning, "SPLIT_COOP_WINDOW", request.param)
+    api.clear_launch_cache()
+    yield request.param
+    api.clear_launch_cache()
+
+
+@pytest.mark.parametrize("kind", ["randn", "spike", "block", "ties", "fooling", "equal", "zeros"])
+def test_every_path_is_exact(kind, window):
     rows, n, k = 2, 20000, 2048
     plan = gvr_topk.route(rows, n, n, k)
     assert plan.coop, "this shape must take the cooperative form"
@@ -158,7 +200,7 @@ def test_hinted_rows(hint):
     _call_twice(x, k, torch.full((rows,), n, dtype=torch.int32, device=DEV), hint=pre)
 
 
-def test_varlen_rows_of_every_length():
+def test_varlen_rows_of_every_length(window):
     """Rows of one launch take different paths (longer than the slot, within the slot, at K + 1, at most K, empty)
     and a row's programs never wait for another row's."""
     n, k = 20000, 2048
