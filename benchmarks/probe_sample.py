@@ -36,6 +36,8 @@ same rows is timed too. An arm is written as ``/``-separated settings:
   accept launch on the SELECT_MIN_TILE- and CAP/2-lane tiles, 3 on the CAP/2-lane tile alone),
 * ``W<N>``: ``STREAM_ROW_WAIT`` (the streaming stage and select programs wait for their own row's flag instead of
   the whole grid before: 1 on, 0 off).
+* ``M<N>``: ``SPLIT_COOP_AIM_ABOVE`` (the split family's cooperative form for rows aiming at more survivors),
+* ``S<N>``: ``SPLIT_COOP_MIN_SPLIT`` (fewest programs per row of the cooperative form),
 * ``H<N>``: ``SPLIT_COOP_WINDOW`` (the split family's cooperative form counts the row histogram while staging,
   over the sample's window: 1 on, 0 off).
 
@@ -77,7 +79,7 @@ KNOBS = {"g": "SAMPLE_GROUP", "m": "AIM_MARGIN", "a": "SAMPLE_ABOVE", "x": "SAMP
          "r": "STREAM_CHUNK_ROWS", "o": "STREAM_MIN_CHUNK", "b": "THRESHOLD_WARPS", "l": "STREAM_STAGE_MAXNREG",
          "d": "SPLIT_TILE", "e": "SPLIT_WARPS", "h": "TIE_RUNG", "j": "SELECT_CHUNK",
          "z": "STREAM_STAGE_SPARSE", "A": "STREAM_SELECT_APART", "W": "STREAM_ROW_WAIT",
-         "H": "SPLIT_COOP_WINDOW"}
+         "H": "SPLIT_COOP_WINDOW", "M": "SPLIT_COOP_AIM_ABOVE", "S": "SPLIT_COOP_MIN_SPLIT"}
 #: Settings whose tuning value is not the integer itself.
 _VALUE = {"c": lambda v: ((2048, v),), "f": lambda v: v / 100, "h": bool}
 DEFAULT_ARMS = "g8/m2048,g1/m2048,g1/m1024,g2/m1024"

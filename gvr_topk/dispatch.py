@@ -109,10 +109,10 @@ def _split_tile(n: int, split: int) -> int:
 
 
 def _split_coop(b: int, split: int, aim: int, num_sms: int) -> bool:
-    # Where the row's lone finisher would select on the half-capacity tile (aim past SELECT_MIN_TILE) and the row has
+    # Where the row's lone finisher would select on a large tile (aim past SPLIT_COOP_AIM_ABOVE) and the row has
     # enough programs to share it; every program must fit the GPU at once (one per SM, as the split rule plans).
-    return (tuning.SPLIT_COOP != "off" and aim > tuning.SELECT_MIN_TILE and split >= tuning.SPLIT_COOP_MIN_SPLIT
-            and b * split <= num_sms)
+    return (tuning.SPLIT_COOP != "off" and aim > tuning.SPLIT_COOP_AIM_ABOVE
+            and split >= tuning.SPLIT_COOP_MIN_SPLIT and b * split <= num_sms)
 
 
 def row_slots() -> int:

@@ -201,6 +201,9 @@ SPLIT_WARPS = 8
 #: lost to one in 7 of 8 cells.
 SPLIT_COOP = "fused"
 SPLIT_COOP_MIN_SPLIT = 8
+#: The rule's bound on the aim: the cooperative form only for rows that aim at more survivors than this. 2048, the
+#: smallest select tile (SELECT_MIN_TILE): a row aiming within it is selected by its lone finisher on that tile.
+SPLIT_COOP_AIM_ABOVE = 2048
 #: The cooperative form's row histogram over a window from the row's sample (its threshold to its largest key),
 #: counted while staging (one relaxed atomic per admitted score), instead of over the admitted scores' own span
 #: after a first barrier (each program histograms its slice of the staged candidates, then a second barrier):

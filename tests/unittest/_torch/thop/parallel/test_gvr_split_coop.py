@@ -46,9 +46,9 @@ def test_route_marks_the_cooperative_form(b, n, k, coop):
 def test_route_rule_edges(monkeypatch):
     """Both sides of each bound: the program count per row, the aim against SELECT_MIN_TILE, the SM count, and
     the switch."""
-    aim_edge = tuning.SELECT_MIN_TILE - tuning.AIM_MARGIN  # K with aim == SELECT_MIN_TILE
-    assert not dispatch._split_coop(1, 64, tuning.SELECT_MIN_TILE, 132)
-    assert dispatch._split_coop(1, 64, tuning.SELECT_MIN_TILE + 1, 132)
+    aim_edge = tuning.SPLIT_COOP_AIM_ABOVE - tuning.AIM_MARGIN  # K with aim == SPLIT_COOP_AIM_ABOVE
+    assert not dispatch._split_coop(1, 64, tuning.SPLIT_COOP_AIM_ABOVE, 132)
+    assert dispatch._split_coop(1, 64, tuning.SPLIT_COOP_AIM_ABOVE + 1, 132)
     assert gvr_topk.route(1, 131075, 131075, aim_edge).coop is False
     assert gvr_topk.route(1, 131075, 131075, aim_edge + 1).coop is True
     m = tuning.SPLIT_COOP_MIN_SPLIT
