@@ -201,15 +201,21 @@ SPLIT_WARPS = 8
 #: lost to one in 7 of 8 cells.
 SPLIT_COOP = "fused"
 SPLIT_COOP_MIN_SPLIT = 8
-#: The rule's bound on the aim: the cooperative form only for rows that aim at more survivors than this. 2048, the
-#: smallest select tile (SELECT_MIN_TILE): a row aiming within it is selected by its lone finisher on that tile.
-SPLIT_COOP_AIM_ABOVE = 2048
+#: The rule's bound on the aim: the cooperative form only for rows that aim at more survivors than this. Was 2048,
+#: the smallest select tile (SELECT_MIN_TILE: a row aiming within it was selected faster by its lone finisher on
+#: that tile, see above). 0 (every aim) since the form needs one barrier (SPLIT_COOP_WINDOW). Measured on the H200
+#: (probe_sample.py ``H1`` / ``H1/M0``, NOTES entry 24, hint-free, us): 1 x 16387 K=512 17.7 -> 16.6, 1 x 131075
+#: K=512 21.0 -> 19.0, 1 x 65536 K=1024 20.0 -> 17.4, 8 x 16387 K=512 18.1 -> 17.9, 8 x 131075 K=512 level (24.7).
+SPLIT_COOP_AIM_ABOVE = 0
 #: The cooperative form's row histogram over a window from the row's sample (its threshold to its largest key),
 #: counted while staging (one relaxed atomic per admitted score), instead of over the admitted scores' own span
 #: after a first barrier (each program histograms its slice of the staged candidates, then a second barrier):
 #: 1 on, 0 off. Every program computes the same sample, so the window needs no communication, and one barrier,
-#: two scratch round trips and the slice histograms leave the critical path. Not measured yet: off.
-SPLIT_COOP_WINDOW = 0
+#: two scratch round trips and the slice histograms leave the critical path. Measured on the H200 (probe_sample.py
+#: ``H0`` / ``H1``, NOTES entry 24, two calls, hint-free, us): 1 x 16387 K=2048 17.5 -> 16.1, 1 x 131075 K=2048
+#: 20.4 -> 19.1 and 21.2 -> 19.3, 8 x 16387 K=2048 20.6 -> 17.9, 8 x 131075 K=2048 26.6 -> 25.5; the cells that do
+#: not take the cooperative form moved -1.5 to +1.0 (the probe's noise).
+SPLIT_COOP_WINDOW = 1
 #: Smallest tile (lanes) the staged-candidate select runs on: candidates that fit MIN_TILE lanes (and K <= MIN_TILE)
 #: are selected on it; a value >= CAP/2 leaves the two tiles CAP/2 and CAP. 2048 adds a third tile for rows with
 #: at most 2048 candidates (K=512 rows aim at 1536). Measured on the H200 (NOTES entry 10): 1 x 16387 K=512 31.9 ->

@@ -19,17 +19,22 @@ GVR structure without inter-program communication before the hand-off:
 
 The cooperative form (``_gvr_split_coop_kernel``) shares the selection too. A row's finisher above runs a chain of
 dependent block steps over all of the row's candidates on one SM (~11 us at K=2048 on the H200, NOTES entry 12). In the
-cooperative form every program of the row takes a slice of the staged candidates: the programs meet at two
-row barriers (all staged; all slice histograms added), then each emits its own certain winners and compacts its
-part of the crossing bin, and only that bin (usually tens of candidates) is left to the last program to arrive.
+cooperative form every program of the row takes a slice of the staged candidates, each emits its own certain
+winners and compacts its part of the crossing bin, and only that bin (usually tens of candidates) is left to the
+last program to arrive. The crossing bin comes from a row histogram. With WINDOW (``tuning.SPLIT_COOP_WINDOW``, the
+default) its window is the sample's (threshold to largest sampled key, the same on every program), so each program
+counts its admitted scores into it while staging and the programs meet at one row barrier. Without, the window is
+the admitted scores' own span, known only once all have staged: a first barrier, then each program histograms its
+slice, then a second barrier.
 The barriers spin, so every program of the grid must be resident at once: the launcher uses a cooperative launch,
 which runs all of a grid's programs together whatever else the GPU runs (the driver refuses a grid too large for
 that instead of letting it hang). Triton's interpreter runs
 programs one after another, where a spin barrier never returns; there the launcher runs the same code as three
-launches (``PHASE`` 1, 2, 3), each kernel boundary standing in for a barrier.
+launches (``PHASE`` 1, 2, 3; 1, 3 with WINDOW), each kernel boundary standing in for a barrier.
 
 Row scratch of the cooperative form (int32 words of ``ws_coop_ptr``, zero at rest, reset by the last program):
-0 barrier arrivals, 1 complement of the smallest admitted key, 2 largest admitted key, 3 finished programs, 4-5 one
+0 barrier arrivals, 1 complement of the smallest admitted key (with WINDOW: the window's low key), 2 largest
+admitted key (with WINDOW: the window's high key), 3 finished programs, 4-5 one
 int64 counting emitted certain winners (low half) and compacted crossing-bin candidates (high half), 6 the
 threshold (bits), 8.. the SELECT_BINS-bin histogram, then CROSS_CAP compacted scores (float32 bits) and CROSS_CAP
 columns (these two need no reset).
@@ -176,7 +181,8 @@ def _gvr_split_coop_kernel(
     """The split family with a shared selection: grid (SPLIT, rows), every program resident (cooperative launch).
 
     PHASE 0 runs everything in one launch with spin barriers; PHASE 1, 2, 3 run its three parts as separate launches
-    (stage; slice histograms; emission and finish), for Triton's interpreter. SLICE: lanes of a program's slice of
+    (stage; slice histograms; emission and finish), for Triton's interpreter (with WINDOW, PHASE 2 is not launched:
+    the histogram is counted while staging). SLICE: lanes of a program's slice of
     the candidates, a power of two >= CAP / SPLIT and >= the program's threads. TILE, REFINE_TILE: as in the split
     kernel."""
     part = tl.program_id(0)

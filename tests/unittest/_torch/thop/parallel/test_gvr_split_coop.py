@@ -31,8 +31,8 @@ DEV = "cuda" if ON_GPU else "cpu"
     (1, 131075, 2048, True),    # 65 programs, aim 3072: the lone finisher would select on the half-capacity tile
     (1, 16387, 2048, True),     # 9 programs
     (8, 131075, 2048, True),    # 16 programs per row, 128 in all
-    (1, 131075, 512, False),    # aim 1536 fits SELECT_MIN_TILE: the finisher's small tile is cheaper
-    (1, 131075, 1024, False),   # aim 2048, at the small tile's size
+    (1, 131075, 512, True),     # aim 1536, within SELECT_MIN_TILE: shared too (SPLIT_COOP_AIM_ABOVE 0)
+    (1, 131075, 1024, True),    # aim 2048
     (64, 16387, 2048, False),   # 2 programs per row: too few to share the selection
     (32, 131075, 2048, False),  # 4 programs per row
 ])
@@ -46,11 +46,14 @@ def test_route_marks_the_cooperative_form(b, n, k, coop):
 def test_route_rule_edges(monkeypatch):
     """Both sides of each bound: the program count per row, the aim against SELECT_MIN_TILE, the SM count, and
     the switch."""
-    aim_edge = tuning.SPLIT_COOP_AIM_ABOVE - tuning.AIM_MARGIN  # K with aim == SPLIT_COOP_AIM_ABOVE
-    assert not dispatch._split_coop(1, 64, tuning.SPLIT_COOP_AIM_ABOVE, 132)
-    assert dispatch._split_coop(1, 64, tuning.SPLIT_COOP_AIM_ABOVE + 1, 132)
+    monkeypatch.setattr(tuning, "SPLIT_COOP_AIM_ABOVE", 2048)  # the bound as it was: rows aiming past 2048
+    aim_edge = 2048 - tuning.AIM_MARGIN  # K with aim == 2048
+    assert not dispatch._split_coop(1, 64, 2048, 132)
+    assert dispatch._split_coop(1, 64, 2049, 132)
     assert gvr_topk.route(1, 131075, 131075, aim_edge).coop is False
     assert gvr_topk.route(1, 131075, 131075, aim_edge + 1).coop is True
+    monkeypatch.setattr(tuning, "SPLIT_COOP_AIM_ABOVE", 0)
+    assert gvr_topk.route(1, 131075, 131075, 64).coop is True
     m = tuning.SPLIT_COOP_MIN_SPLIT
     assert not dispatch._split_coop(1, m - 1, 4096, 132)
     assert dispatch._split_coop(1, m, 4096, 132)
@@ -67,7 +70,7 @@ def test_route_rule_edges(monkeypatch):
 def test_coop_mode_without_a_gpu():
     plan = gvr_topk.route(1, 131075, 131075, 2048)
     assert lsplit.coop_mode(plan, 1, None) == lsplit.PHASED  # no CUDA device: the interpreter's three launches
-    assert lsplit.coop_mode(gvr_topk.route(1, 131075, 131075, 512), 1, None) == lsplit.PLAIN
+    assert lsplit.coop_mode(gvr_topk.route(64, 16387, 16387, 512), 64, None) == lsplit.PLAIN  # 2 programs per row
     assert lsplit.coop_mode(plan, wsm.coop_rows() + 1, None) == lsplit.PLAIN  # no scratch for that many rows
 
 
