@@ -23,9 +23,10 @@ PROVENANCE = {
               "launch and the split family's cap of 128 programs per row: probe_ab.py over exported revisions "
               "(entry 17); the split family's cooperative form and its routing rule: probe_ab.py over exported trees "
               "(entry 18); the split family's tile look-ahead (entry 19) and long staging tile: probe_sample.py, "
-              "then probe_ab.py over exported trees (entry 20)",
+              "then probe_ab.py over exported trees (entry 20); the streaming family's per-row waits (entry 23) and "
+              "the split family's cooperative sample window and aim bound (entry 24): probe_sample.py",
     "gpu": "NVIDIA H200 (132 SMs, 60 MB L2), driver 580.159.04, torch 2.11, Triton 3.6",
-    "date": "2026-12-01",
+    "date": "2026-12-02",
     "command": "python benchmarks/probe_stream2.py --quick; python benchmarks/probe_primitives.py; "
                "python benchmarks/probe_sample.py --arms ... --cells ... (the arms and cells of NOTES entries 10-12); "
                "python benchmarks/probe_stage.py; python benchmarks/probe_ab.py --rev DIR,... --no-new --cells ...; "
@@ -190,13 +191,13 @@ SPLIT_TILE_LONG = 4096
 #: 43.4 -> 40.1, 32 x 131075 K=2048 80.8 -> 67.6.
 SPLIT_WARPS = 8
 #: The split family's cooperative form (``kernels/split.py``): "fused" (one cooperative launch whose programs meet
-#: at spin barriers and share the selection; Triton's interpreter runs it as three launches), "phased" (three
-#: launches on the GPU too), "off" (the last program of a row selects alone). ``dispatch`` uses it for rows whose
-#: sample aims past SELECT_MIN_TILE survivors (the lone finisher would select on the half-capacity tile) with at
-#: least SPLIT_COOP_MIN_SPLIT programs, every program of the grid resident at once. Measured on the H200
-#: (probe_ab.py, NOTES entry 18, hint-free, us, plain -> fused with this rule): 1 x 16387 K=2048 24.7 -> 19.5,
+#: at spin barriers and share the selection; Triton's interpreter runs it as two or three launches), "phased"
+#: (those launches on the GPU too), "off" (the last program of a row selects alone). ``dispatch`` uses it for rows
+#: whose sample aims past SPLIT_COOP_AIM_ABOVE survivors with at least SPLIT_COOP_MIN_SPLIT programs, every program
+#: of the grid resident at once. Measured with two barriers (before SPLIT_COOP_WINDOW) on the H200 (probe_ab.py,
+#: NOTES entry 18, hint-free, us, plain -> fused, rows aiming past SELECT_MIN_TILE): 1 x 16387 K=2048 24.7 -> 19.5,
 #: 1 x 131075 K=2048 28.6 -> 21.0, 8 x 16387 K=2048 25.7 -> 21.6, 8 x 131075 K=2048 33.5 -> 32.3. Without the rule
-#: it lost: 1 x 16387 K=512 18.4 -> 19.7, 1 x 131075 K=512 19.6 -> 21.2, 8 x 131075 K=512 26.2 -> 31.3, 64 x 16387
+#: it lost then: 1 x 16387 K=512 18.4 -> 19.7, 1 x 131075 K=512 19.6 -> 21.2, 8 x 131075 K=512 26.2 -> 31.3, 64 x 16387
 #: K=2048 (2 programs per row) 31.6 -> 36.8; 1 x 65536 K=1024 level (19.9 -> 19.5). Three launches ("phased")
 #: lost to one in 7 of 8 cells.
 SPLIT_COOP = "fused"
