@@ -1,7 +1,7 @@
 """The split family's cooperative form (``kernels/split.py``, ``launch/split.py``): the routing rule, the launch
 mode, and exactness of every path of the shared selection.
 
-On CPU the cooperative kernel runs through Triton's interpreter as three launches (``PHASED``: a spin barrier never
+On CPU the cooperative kernel runs through Triton's interpreter as separate launches (``PHASED``: a spin barrier never
 returns when programs run one after another); on a GPU the same tests run its single cooperative launch
 (``FUSED``), whose barriers are the difference. Every output is checked exact (values and the tie rule included),
 and the row scratch must be back at rest after each call: CUDA-graph replays rely on it.
@@ -69,7 +69,7 @@ def test_route_rule_edges(monkeypatch):
 
 def test_coop_mode_without_a_gpu():
     plan = gvr_topk.route(1, 131075, 131075, 2048)
-    assert lsplit.coop_mode(plan, 1, None) == lsplit.PHASED  # no CUDA device: the interpreter's three launches
+    assert lsplit.coop_mode(plan, 1, None) == lsplit.PHASED  # no CUDA device: the interpreter's separate launches
     assert lsplit.coop_mode(gvr_topk.route(64, 16387, 16387, 512), 64, None) == lsplit.PLAIN  # 2 programs per row
     assert lsplit.coop_mode(plan, wsm.coop_rows() + 1, None) == lsplit.PLAIN  # no scratch for that many rows
 
