@@ -191,6 +191,16 @@ def test_every_path_is_exact(kind, window):
     _call_twice(x, k, torch.full((rows,), n, dtype=torch.int32, device=DEV))
 
 
+@pytest.mark.parametrize("k", [64, 512])
+@pytest.mark.parametrize("kind", ["randn", "ties"])
+def test_small_k_rows_share_the_selection(kind, k):
+    """Rows aiming within the smallest select tile take the cooperative form too (``SPLIT_COOP_AIM_ABOVE``)."""
+    rows, n = 2, 20000
+    assert gvr_topk.route(rows, n, n, k).coop, "this shape must take the cooperative form"
+    x = _rows(kind, rows, n, k, seed=19)
+    _call_twice(x, k, torch.tensor([n, n - 5], dtype=torch.int32, device=DEV))
+
+
 @pytest.mark.parametrize("hint", ["previous", "garbage"])
 def test_hinted_rows(hint):
     """Hinted mode: the hint plays no part on the accept path and rescues the retry ladder's rows."""
