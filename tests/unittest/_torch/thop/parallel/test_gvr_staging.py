@@ -33,13 +33,15 @@ CAP = 4096
 
 
 @triton.jit
-def _stage_row_kernel(row_ptr, thr_ptr, count_ptr, keys_ptr, cols_ptr, span_ptr, n, CAP: tl.constexpr,
-                      TILE: tl.constexpr, SPLIT: tl.constexpr, LANES: tl.constexpr, PATH: tl.constexpr,
-                      SPAN: tl.constexpr):
+def _stage_row_kernel(row_ptr, thr_ptr, count_ptr, keys_ptr, cols_ptr, span_ptr, hist_ptr, win_ptr, shift, n,
+                      CAP: tl.constexpr, TILE: tl.constexpr, SPLIT: tl.constexpr, LANES: tl.constexpr,
+                      PATH: tl.constexpr, SPAN: tl.constexpr, HIST: tl.constexpr, NBINS: tl.constexpr):
     """PATH 0: ``_stage_share``. 1: the streaming family's stage kernel, the first tile loaded before the threshold
     (``_stage_share_after``). 2: the split family's, one tile in flight ahead (``_stage_share_prefetched``), writing
-    the admitted key span to ``span_ptr`` when SPAN. 3 and 4: the streaming stage kernel's survivors-only staging
-    (``_stage_share_sparse``, ``tuning.STREAM_STAGE_SPARSE``), without and with its look-ahead."""
+    the admitted key span to ``span_ptr`` when SPAN, counting the admitted keys into the NBINS-bin histogram at
+    ``hist_ptr`` over the window from the key at ``win_ptr`` (bins of 2**shift keys) when HIST. 3 and 4: the
+    streaming stage kernel's survivors-only staging (``_stage_share_sparse``, ``tuning.STREAM_STAGE_SPARSE``),
+    without and with its look-ahead."""
     part = tl.program_id(0)
     start, end = _share_bounds(n, part, SPLIT, TILE)
     if PATH == 1:
@@ -49,8 +51,9 @@ def _stage_row_kernel(row_ptr, thr_ptr, count_ptr, keys_ptr, cols_ptr, span_ptr,
     elif PATH == 2:
         x0 = _load_tile(row_ptr, start + _tile_offsets(TILE, LANES), end, True)
         thr = tl.load(thr_ptr).to(tl.uint32, bitcast=True)
+        win_lo = tl.load(win_ptr).to(tl.uint32, bitcast=True)
         lo, hi = _stage_share_prefetched(x0, row_ptr, start, end, thr, count_ptr, keys_ptr, cols_ptr, CAP, TILE,
-                                         LANES, SPAN)
+                                         LANES, SPAN, hist_ptr, win_lo, shift, HIST, NBINS)
         if SPAN:
             uspan = span_ptr.to(tl.pointer_type(tl.uint32))
             tl.atomic_max(uspan, 0xFFFFFFFF - lo)
@@ -64,9 +67,12 @@ def _stage_row_kernel(row_ptr, thr_ptr, count_ptr, keys_ptr, cols_ptr, span_ptr,
         _stage_share(row_ptr, start, end, thr, count_ptr, keys_ptr, cols_ptr, CAP, TILE, LANES)
 
 
-#: Staging paths under test: name -> (PATH, SPAN) of ``_stage_row_kernel``.
-PATHS = {"loop": (0, False), "first_tile_preloaded": (1, False), "one_ahead": (2, False), "one_ahead_span": (2, True),
-         "survivors_only": (3, False), "survivors_only_ahead": (4, False)}
+#: Staging paths under test: name -> (PATH, SPAN, HIST) of ``_stage_row_kernel``.
+PATHS = {"loop": (0, False, False), "first_tile_preloaded": (1, False, False), "one_ahead": (2, False, False),
+         "one_ahead_span": (2, True, False), "one_ahead_hist": (2, False, True),
+         "survivors_only": (3, False, False), "survivors_only_ahead": (4, False, False)}
+#: Bins of the histogram path (the split family's SELECT_BINS at SELECT_BIN_BITS 7).
+NBINS = 128
 
 
 def _bits(values) -> torch.Tensor:
@@ -122,11 +128,25 @@ def test_staging_admits_an_upward_closed_superset(thr, tile, lanes, split, path)
     thr_t = torch.tensor([thr], dtype=torch.int64).to(torch.int32).to(DEV)
     xd = x.to(DEV)
     span = torch.zeros(2, dtype=torch.int32, device=DEV)
-    kind, with_span = PATHS[path]
-    _stage_row_kernel[(split,)](xd, thr_t, count, slot_keys, slot_cols, span, n, CAP=CAP, TILE=tile, SPLIT=split,
-                                LANES=lanes, PATH=kind, SPAN=with_span,
-                                num_warps=max(1, lanes // 32))
+    # The histogram's window as the cooperative split kernel takes it: from the threshold up to a higher key (here
+    # +1.0's), so admitted keys fall below it (-0.0 under a threshold at +0.0's key, negative NaNs), in it, and past it.
+    win_lo, win_hi = thr, max(thr, 0x3F800000 | 0x80000000)
+    shift = reference.digit_shift(win_hi - win_lo, 7)
+    hist = torch.zeros(NBINS, dtype=torch.int32, device=DEV)
+    win_t = torch.tensor([win_lo], dtype=torch.int64).to(torch.int32).to(DEV)
+    kind, with_span, with_hist = PATHS[path]
+    _stage_row_kernel[(split,)](xd, thr_t, count, slot_keys, slot_cols, span, hist, win_t, shift, n, CAP=CAP,
+                                TILE=tile, SPLIT=split, LANES=lanes, PATH=kind, SPAN=with_span, HIST=with_hist,
+                                NBINS=NBINS, num_warps=max(1, lanes // 32))
     want = int(admitted.sum())
+    if with_hist:
+        # Every admitted score counted once, in the bin of the host mirror of ``_window_digit``: below the window
+        # bin 0, past its last bin the last; monotone in the key.
+        k = keys[admitted]
+        digit = torch.where(k >= win_lo, torch.clamp((k - win_lo) >> shift, max=NBINS - 1), 0)
+        assert torch.equal(hist.cpu().to(torch.int64), torch.bincount(digit, minlength=NBINS))
+    else:
+        assert not hist.any()
     if with_span:
         # The smallest and largest admitted order key ((KEY_MAX, 0) when nothing is admitted), over all shares.
         got_lo, got_hi = (int(v) & 0xFFFFFFFF for v in span.cpu())
