@@ -28,9 +28,12 @@ from gvr_topk import tuning
 from gvr_topk.kernels import split
 from gvr_topk.kernels import stream
 from gvr_topk.launch.common import stage_lanes
+from gvr_topk.workspace import coop_words
 
 BASE = dict(K=2048, KB=2048, CAP=8192, SAMPLE=2048, SAMPLE_GROUP=tuning.SAMPLE_GROUP, MIN_TILE=tuning.SELECT_MIN_TILE,
             HINT_FREE=True, VARLEN=False, HAS_VALUES=False, TIE_RUNG=tuning.TIE_RUNG, PDL=tuning.STREAM_PDL)
+_COOP = dict(TILE=tuning.SPLIT_TILE, SPLIT=65, LANES=stage_lanes(tuning.SPLIT_TILE, tuning.SPLIT_WARPS), SLICE=256,
+             COOP_WORDS=coop_words(), PHASE=0, REFINE_TILE=tuning.SPLIT_TILE)
 #: (name, kernel, extra constexprs, warps, maxnreg)
 _STAGE = dict(TILE=tuning.STREAM_TILE, SPLIT=4, LANES=stage_lanes(tuning.STREAM_TILE, tuning.STREAM_WARPS))
 KERNELS = [
@@ -71,18 +74,11 @@ KERNELS = [
           SELECT_CHUNK=1024, SELECT_PART=0),
      tuning.SELECT_MANY_WARPS, tuning.SELECT_MANY_MAXNREG),
     ("threshold", stream._gvr_threshold_kernel, {}, tuning.THRESHOLD_WARPS, 0),
-    # The split family's cooperative form at 1 x 131075 (65 programs, 256-lane slices), its single launch.
-    ("coop", split._gvr_split_coop_kernel,
-     dict(TILE=tuning.SPLIT_TILE, SPLIT=65, LANES=stage_lanes(tuning.SPLIT_TILE, tuning.SPLIT_WARPS), SLICE=256,
-          COOP_WORDS=8 + (1 << tuning.SELECT_BIN_BITS) + 2 * tuning.CROSS_CAP, PHASE=0,
-          REFINE_TILE=tuning.SPLIT_TILE, WINDOW=0),
-     tuning.SPLIT_WARPS, 0),
-    # The same with the row histogram counted while staging (``tuning.SPLIT_COOP_WINDOW``).
-    ("coop_window", split._gvr_split_coop_kernel,
-     dict(TILE=tuning.SPLIT_TILE, SPLIT=65, LANES=stage_lanes(tuning.SPLIT_TILE, tuning.SPLIT_WARPS), SLICE=256,
-          COOP_WORDS=8 + (1 << tuning.SELECT_BIN_BITS) + 2 * tuning.CROSS_CAP, PHASE=0,
-          REFINE_TILE=tuning.SPLIT_TILE, WINDOW=1),
-     tuning.SPLIT_WARPS, 0),
+    # The split family's cooperative form at 1 x 131075 (65 programs, 256-lane slices), its single launch: with the
+    # two barriers of the admitted span's window, and with the row histogram counted while staging
+    # (``tuning.SPLIT_COOP_WINDOW``, the default).
+    ("coop", split._gvr_split_coop_kernel, dict(_COOP, WINDOW=0), tuning.SPLIT_WARPS, 0),
+    ("coop_window", split._gvr_split_coop_kernel, dict(_COOP, WINDOW=1), tuning.SPLIT_WARPS, 0),
 ]
 WATCH = ("SHFL", "LDS", "STS", "BAR", "P2R", "LDG", "STG", "ATOMG", "LDL", "STL", "LDGSTS", "SYNCS")
 _INSN = re.compile(r"\s+/\*[0-9a-f]+\*/\s*(.*?)\s*;")
