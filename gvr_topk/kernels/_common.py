@@ -591,7 +591,7 @@ def _stage_tile(x, cols, end, f, count_ptr, slot_keys, slot_cols, CAP: tl.conste
     running sum within the thread plus ONE scan of the per-lane counts. The pass flag goes through a float select
     because a boolean tensor kept for the stores is packed into bit masks by the backend; positions are clamped to
     the slot (CAP - 1) instead of masked: a count past CAP fails the attempt anyway, so what such writes leave in
-    the slot is never read."""
+    the slot is never read. Returns, flattened to [TILE], which scores got a position inside the slot."""
     if MASKED:
         flag = tl.where((cols < end) & ~(x < f), 1.0, 0.0).to(tl.int32)
     else:
@@ -602,10 +602,12 @@ def _stage_tile(x, cols, end, f, count_ptr, slot_keys, slot_cols, CAP: tl.conste
     # Stored as 1-D vectors (the same element-to-thread map): a 2-D store lets Triton 3.6 re-layout it through
     # shared memory.
     TILE: tl.constexpr = cols.shape[0] * cols.shape[1]
+    in_slot = tl.reshape((flag != 0) & (pos < CAP), [TILE])  # unused by most callers, and then not computed
     pos = tl.reshape(tl.minimum(pos, CAP - 1), [TILE])
     keep = tl.reshape(flag, [TILE]) != 0
     tl.store(slot_keys + pos, tl.reshape(x, [TILE]).to(tl.int32, bitcast=True), mask=keep)
     tl.store(slot_cols + pos, tl.reshape(cols, [TILE]), mask=keep)
+    return in_slot
 
 
 @triton.jit
@@ -746,9 +748,12 @@ def _stage_share_prefetched(x0, row_ptr, start, end, thr, count_ptr, slot_keys, 
     successor is requested before the tile is staged, so its load's latency overlaps that staging. With SPAN it also
     returns the smallest and largest order key it admitted ((KEY_MAX, 0) for none; the cooperative kernel's row
     window), kept per thread and reduced once after the loop; without SPAN the returned pair is unused. With HIST it
-    also counts every admitted score into the row's NBINS-bin histogram at ``hist_ptr`` (``_window_digit`` over
-    the window from ``win_lo``, bins of 2**shift keys), one relaxed atomic per admitted score: a tile admits a few
-    percent of its scores, and ``tl.histogram`` of a masked 2-D tile miscounts on Triton 3.6 (``_sample_bracket``).
+    also counts every score it stages inside the slot into the row's NBINS-bin histogram at ``hist_ptr``
+    (``_window_digit`` over the window from ``win_lo``, bins of 2**shift keys), one relaxed atomic per such score: a
+    tile admits a few percent of its scores, and ``tl.histogram`` of a masked 2-D tile miscounts on Triton 3.6
+    (``_sample_bracket``). Admitted scores past the capacity are not counted: the attempt fails and its histogram is
+    never read, and on a row of ties (all equal, -inf tails) every admitted score would hit the same bin, one
+    address, serialising ~131K atomics per row (NOTES entry 25: 8 x 131075 all equal 93 -> 202 us).
 
     Why (NOTES entry 19): a split program is one per SM, so nothing else on the SM hides its loads; without the
     look-ahead each tile cost a full memory round trip, then its staging (8 x 131075 K=2048: 32.7 -> 26.6 us).
@@ -762,13 +767,12 @@ def _stage_share_prefetched(x0, row_ptr, start, end, thr, count_ptr, slot_keys, 
     x = x0
     for s in range(start, end, TILE):
         ahead = _load_tile(row_ptr, s + TILE + offs, end, True)
-        _stage_tile(x, s + offs, end, f, count_ptr, slot_keys, slot_cols, CAP, True)
+        in_slot = _stage_tile(x, s + offs, end, f, count_ptr, slot_keys, slot_cols, CAP, True)
         if SPAN:
             lo, hi = _admitted_span(x, ((s + offs) < end) & ~(x < f), lo, hi)
         if HIST:
-            keep = tl.reshape(((s + offs) < end) & ~(x < f), [TILE])
             digit = _window_digit(tl.reshape(_order_key(x), [TILE]), win_lo, shift, NBINS)
-            tl.atomic_add(hist_ptr + digit, tl.full([TILE], 1, tl.int32), mask=keep, sem="relaxed")
+            tl.atomic_add(hist_ptr + digit, tl.full([TILE], 1, tl.int32), mask=in_slot, sem="relaxed")
         x = ahead
     if SPAN:
         lo, hi = tl.reduce((tl.reshape(lo, [TILE]), tl.reshape(hi, [TILE])), 0, _minmax_combine)

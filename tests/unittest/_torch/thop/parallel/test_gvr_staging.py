@@ -140,11 +140,23 @@ def test_staging_admits_an_upward_closed_superset(thr, tile, lanes, split, path)
                                 NBINS=NBINS, num_warps=max(1, lanes // 32))
     want = int(admitted.sum())
     if with_hist:
-        # Every admitted score counted once, in the bin of the host mirror of ``_window_digit``: below the window
-        # bin 0, past its last bin the last; monotone in the key.
-        k = keys[admitted]
-        digit = torch.where(k >= win_lo, torch.clamp((k - win_lo) >> shift, max=NBINS - 1), 0)
-        assert torch.equal(hist.cpu().to(torch.int64), torch.bincount(digit, minlength=NBINS))
+        # Every score staged inside the slot counted once, in the bin of the host mirror of ``_window_digit``: below
+        # the window bin 0, past its last bin the last; monotone in the key.
+        def bins(k):
+            return torch.bincount(torch.where(k >= win_lo, torch.clamp((k - win_lo) >> shift, max=NBINS - 1), 0),
+                                  minlength=NBINS)
+
+        got = hist.cpu().to(torch.int64)
+        every = bins(keys[admitted])
+        if want <= CAP:
+            assert torch.equal(got, every)
+        else:
+            # Past the capacity only the CAP scores that got a position are counted (the attempt fails and the
+            # histogram is not read): a sub-multiset of the admitted scores' bins, holding the bins of the slot's
+            # first CAP - 1 entries (the last position also takes the clamped writes of the scores past it).
+            slot = reference.order_keys(slot_keys[:CAP - 1].cpu().view(torch.float32)[None])[0].to(torch.int64)
+            assert int(got.sum()) == CAP
+            assert bool((got <= every).all()) and bool((got >= bins(slot)).all())
     else:
         assert not hist.any()
     if with_span:
