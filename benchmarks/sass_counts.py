@@ -31,7 +31,8 @@ from gvr_topk.launch.common import stage_lanes
 from gvr_topk.workspace import coop_words
 
 BASE = dict(K=2048, KB=2048, CAP=8192, SAMPLE=2048, SAMPLE_GROUP=tuning.SAMPLE_GROUP, MIN_TILE=tuning.SELECT_MIN_TILE,
-            HINT_FREE=True, VARLEN=False, HAS_VALUES=False, TIE_RUNG=tuning.TIE_RUNG, PDL=tuning.STREAM_PDL)
+            HINT_FREE=True, VARLEN=False, HAS_VALUES=False, TIE_RUNG=tuning.TIE_RUNG, PDL=tuning.STREAM_PDL,
+            ROW_WAIT=tuning.STREAM_ROW_WAIT)
 _COOP = dict(TILE=tuning.SPLIT_TILE, SPLIT=65, LANES=stage_lanes(tuning.SPLIT_TILE, tuning.SPLIT_WARPS), SLICE=256,
              COOP_WORDS=coop_words(), PHASE=0, REFINE_TILE=tuning.SPLIT_TILE)
 #: (name, kernel, extra constexprs, warps, maxnreg)
