@@ -9,7 +9,11 @@ hint-free ``run_varlen`` on the same inputs, captures each into a CUDA graph and
 revision as given; ``new`` is the working tree. Used for NOTES entries 15-16.
 
     python benchmarks/probe_ab.py --rev HEAD[,BRANCH,DIR,...] --cells 1x131075x2048,512x131075x2048 [--reps 30]
-                                  [--data few_distinct] [--values] [--no-new] [--out DIR]
+                                  [--data decode,equal,...] [--values] [--no-new] [--out DIR]
+
+``--data`` takes several kinds at once (decode rows and the benchmark's adversarial kinds): each cell is timed on
+each kind in the same process, so a change measured on decode rows is seen on rows of ties in the same call, with
+no second compile (NOTES entry 25: a regression on rows of ties went unseen by decode-only probes).
 """
 
 import argparse
@@ -68,6 +72,17 @@ def packages(base_dir: str, revs: list, new: bool) -> dict:
     return pk
 
 
+def parse_data(text: str) -> list:
+    """The kinds of ``--data`` (comma-separated, each ``decode`` or one of the benchmark's adversarial kinds), in the
+    order given; a clear error for an unknown or repeated kind."""
+    kinds = text.split(",")
+    known = ("decode",) + probe_sample.ADVERSARIAL_KINDS
+    bad = [d for d in kinds if d not in known]
+    if bad or len(set(kinds)) != len(kinds):
+        raise SystemExit(f"probe_ab: --data expects distinct kinds among {', '.join(known)}; got {text!r}")
+    return kinds
+
+
 def _compile(job) -> str:
     """Worker: one call of one package on a cell's shape, so its kernels land in Triton's disk cache."""
     base_dir, revs, new, name, (rows, n, k), values = job
@@ -91,12 +106,14 @@ def main() -> int:
     ap.add_argument("--no-new", action="store_true", help="time the revisions only, not the working tree")
     ap.add_argument("--cells", required=True, help="comma-separated ROWSxNxK cells")
     ap.add_argument("--reps", type=int, default=30)
-    ap.add_argument("--data", default="decode", help="decode rows (default) or one adversarial kind, e.g. equal")
+    ap.add_argument("--data", default="decode", help="comma-separated: decode rows (default) and / or the "
+                    "benchmark's adversarial kinds, e.g. decode,equal,neg_inf_tail; every cell runs on each")
     ap.add_argument("--values", action="store_true", help="also write (and check) the values output")
     ap.add_argument("--jobs", type=int, default=8, help="worker processes that compile first (0: none)")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     cells = [tuple(int(v) for v in c.split("x")) for c in args.cells.split(",")]
+    kinds = parse_data(args.data)
     revs = args.rev.split(",")
     if len(set(revs)) != len(revs) or "new" in revs or len(revs) + (not args.no_new) < 2:
         raise SystemExit(f"probe_ab: --rev needs distinct revisions other than 'new', two arms in all; got {revs}")
@@ -119,9 +136,9 @@ def main() -> int:
     dev = torch.device("cuda")
     flush = timing.L2Flush(dev)
     results = []
-    for rows, n, k in cells:
-        x, kv, torch_us = probe_sample.cell(rows, n, k, args.data, flush, args.reps)
-        rec = dict(rows=rows, n=n, k=k, data=args.data, family=pk[names[-1]].route(rows, n, n, k).family,
+    for (rows, n, k), data in ((c, d) for c in cells for d in kinds):
+        x, kv, torch_us = probe_sample.cell(rows, n, k, data, flush, args.reps)
+        rec = dict(rows=rows, n=n, k=k, data=data, family=pk[names[-1]].route(rows, n, n, k).family,
                    us={"torch": torch_us}, exact={})
         graphs, outs = {}, {}
         for name, m in pk.items():
@@ -151,7 +168,8 @@ def main() -> int:
     base = names[0]
     for other in names[1:]:
         print(f"\n{other} / {base} per cell (us, hint-free, graph replay, cold L2): "
-              + ", ".join(f"{r['rows']}x{r['n']}x{r['k']} {r['us'][other] / r['us'][base]:.3f}" for r in results))
+              + ", ".join(f"{r['rows']}x{r['n']}x{r['k']} {r['data']} {r['us'][other] / r['us'][base]:.3f}"
+                          for r in results))
     return probe_sample.summarize(results, names)
 
 

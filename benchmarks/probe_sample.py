@@ -198,16 +198,17 @@ def main() -> int:
 def summarize(results: list, names: list) -> int:
     """Print the closing table (us per cell and arm, ``!`` after an inexact output), each arm's geomean speed-up over
     torch.topk and the exactness count; 1 if any output was inexact, else 0. Also used by ``probe_ab.py``."""
-    print(f"\n{'rows':>4} {'n':>7} {'k':>5} {'family':6} {'torch':>7} " + " ".join(f"{a:>12}" for a in names))
+    print(f"\n{'rows':>4} {'n':>7} {'k':>5} {'data':12} {'family':6} {'torch':>7} "
+          + " ".join(f"{a:>12}" for a in names))
     for r in results:
-        print(f"{r['rows']:4d} {r['n']:7d} {r['k']:5d} {r['family']:6} {r['us']['torch']:7.1f} "
+        print(f"{r['rows']:4d} {r['n']:7d} {r['k']:5d} {r['data']:12} {r['family']:6} {r['us']['torch']:7.1f} "
               + " ".join(f"{r['us'][a]:11.1f}{'' if r['exact'][a] else '!'}" for a in names))
     for a in names:
         gm = 1.0
         for r in results:
             gm *= r["us"]["torch"] / r["us"][a]
         print(f"{a}: geomean speed-up over torch.topk {gm ** (1 / max(1, len(results))):.2f}x")
-    bad = [(r["rows"], r["n"], r["k"], a) for r in results for a in names if not r["exact"][a]]
+    bad = [(r["rows"], r["n"], r["k"], r["data"], a) for r in results for a in names if not r["exact"][a]]
     print(f"{len(results) * len(names) - len(bad)} arm outputs exact, {len(bad)} not exact {bad[:5]}")
     return 1 if bad else 0
 

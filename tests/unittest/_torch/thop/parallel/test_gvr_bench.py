@@ -534,6 +534,31 @@ def test_probe_ab_freezes_revisions_beside_the_working_tree(tmp_path):
         sys.path.remove(str(frozen))
 
 
+def test_probe_ab_data_kinds_and_summary(capsys):
+    """benchmarks/probe_ab.py ``--data``: several kinds in the order given, an unknown or repeated kind refused by
+    name; the closing table (shared with probe_sample.py) shows each record's kind and counts inexact outputs."""
+    repo = Path(__file__).resolve().parents[5]
+    sys.path.insert(0, str(repo / "benchmarks"))
+    try:
+        import probe_ab
+        import probe_sample
+    finally:
+        sys.path.remove(str(repo / "benchmarks"))
+    assert probe_ab.parse_data("decode") == ["decode"]
+    assert probe_ab.parse_data("equal,decode,neg_inf_tail") == ["equal", "decode", "neg_inf_tail"]
+    for bad in ("decod", "decode,decode", "equal,", ""):
+        with pytest.raises(SystemExit, match="--data expects distinct kinds"):
+            probe_ab.parse_data(bad)
+    recs = [dict(rows=8, n=131075, k=2048, data=d, family="split", us={"torch": 66.0, "old": t0, "new": t1},
+                 exact={"old": True, "new": ok}) for d, t0, t1, ok in (("decode", 25.5, 25.8, True),
+                                                                       ("equal", 178.3, 95.8, False))]
+    assert probe_sample.summarize(recs, ["old", "new"]) == 1
+    out = capsys.readouterr().out
+    rows = [line.split() for line in out.splitlines() if line.startswith("   8")]
+    assert [r[3] for r in rows] == ["decode", "equal"] and rows[1][-1] == "95.8!"
+    assert "3 arm outputs exact, 1 not exact [(8, 131075, 2048, 'equal', 'new')]" in out
+
+
 def test_ncu_stall_summary(tmp_path, capsys):
     """benchmarks/ncu_stalls.py on a small export in Nsight Compute's layout (kernel row, header row, one row per
     SASS instruction): samples summed per reason, instructions ranked by samples, main reasons per instruction."""
