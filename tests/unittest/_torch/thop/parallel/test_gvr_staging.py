@@ -38,9 +38,9 @@ def _stage_row_kernel(row_ptr, thr_ptr, count_ptr, keys_ptr, cols_ptr, span_ptr,
                       PATH: tl.constexpr, SPAN: tl.constexpr, HIST: tl.constexpr, NBINS: tl.constexpr):
     """PATH 0: ``_stage_share``. 1: the streaming family's stage kernel, the first tile loaded before the threshold
     (``_stage_share_after``). 2: the split family's, one tile in flight ahead (``_stage_share_prefetched``), writing
-    the admitted key span to ``span_ptr`` when SPAN, counting the admitted keys into the NBINS-bin histogram at
-    ``hist_ptr`` over the window from the key at ``win_ptr`` (bins of 2**shift keys) when HIST. 3 and 4: the
-    streaming stage kernel's survivors-only staging (``_stage_share_sparse``, ``tuning.STREAM_STAGE_SPARSE``),
+    the admitted key span to ``span_ptr`` when SPAN, counting the keys it stages inside the slot into the NBINS-bin
+    histogram at ``hist_ptr`` over the window from the key at ``win_ptr`` (bins of 2**shift keys) when HIST. 3 and
+    4: the streaming stage kernel's survivors-only staging (``_stage_share_sparse``, ``tuning.STREAM_STAGE_SPARSE``),
     without and with its look-ahead."""
     part = tl.program_id(0)
     start, end = _share_bounds(n, part, SPLIT, TILE)
