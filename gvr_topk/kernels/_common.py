@@ -228,7 +228,7 @@ def _exact_row(out_ptr, val_ptr, row_ptr, n, K: tl.constexpr, TILE: tl.constexpr
         need -= above
         lo, hi = _bin_window(lo, hi, b, shift)
     # lo is the K-th key; `need` of the scores equal to it are selected, lowest columns first.
-    _emit_column_order(out_ptr, val_ptr, row_ptr, n, lo, 0 * n, need, True, TILE, HAS_VALUES)
+    _emit_column_order(out_ptr, val_ptr, row_ptr, 0 * n, n, lo, 0 * n, need, True, TILE, HAS_VALUES)
 
 
 @triton.jit
@@ -790,15 +790,34 @@ def _restage(row_ptr, n, thr, count_ptr, slot_keys, slot_cols, CAP: tl.constexpr
 
 
 @triton.jit
-def _emit_column_order(out_ptr, val_ptr, row_ptr, n, key, base, need, ABOVE: tl.constexpr, TILE: tl.constexpr,
-                       HAS_VALUES: tl.constexpr):
-    """Scan the row in column order, writing to consecutive slots from ``base`` the ``need`` lowest columns whose
-    order key equals ``key`` (the contract's tie rule) and, with ABOVE, every column whose key is larger: the
-    emission pass of the whole-row path (ABOVE) and of the tie rung (without ABOVE the scan stops once the ties are
-    found). Returns how many ties it wrote (fewer than ``need`` only when the row holds fewer)."""
+def _restage_share_ties(row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP: tl.constexpr,
+                        TILE: tl.constexpr, LANES: tl.constexpr):
+    """One program's part of the cooperative tie rung (``kernels/split.py``) over its share [start, end): stage the
+    scores with order key above ``thr`` (through ``_key_floor(thr + 1)``, an exact key set wherever the rung runs)
+    into the row's slot through the counter ``count_ptr``, as ``_stage_share`` does, and return how many of the
+    share's scores have order key ``thr`` itself (int32). The share was streamed once already, so its reads hit L2;
+    no look-ahead."""
+    offs = _tile_offsets(TILE, LANES)
+    f = _key_floor(thr + 1)
+    ties = tl.zeros([TILE // LANES, LANES], tl.int32)
+    for s in range(start, end, TILE):
+        cols = s + offs
+        x = _load_tile(row_ptr, cols, end, True)
+        _stage_tile(x, cols, end, f, count_ptr, slot_keys, slot_cols, CAP, True)
+        ties += ((cols < end) & (_order_key(x) == thr)).to(tl.int32)
+    return tl.sum(tl.sum(ties, 1), 0)
+
+
+@triton.jit
+def _emit_column_order(out_ptr, val_ptr, row_ptr, start, n, key, base, need, ABOVE: tl.constexpr,
+                       TILE: tl.constexpr, HAS_VALUES: tl.constexpr):
+    """Scan columns [start, n) of the row in column order, writing to consecutive slots from ``base`` the ``need``
+    lowest columns whose order key equals ``key`` (the contract's tie rule) and, with ABOVE, every column whose key
+    is larger: the emission pass of the whole-row path (ABOVE) and of the tie rung (without ABOVE the scan stops
+    once the ties are found; the cooperative tie rung scans one program's share). Returns how many ties it wrote
+    (fewer than ``need`` only when the columns hold fewer)."""
     offs = tl.arange(0, TILE)
     ties = 0 * n
-    start = 0 * n
     while (start < n) & ((ties < need) | ABOVE):
         cols = start + offs
         live = cols < n
@@ -875,7 +894,7 @@ def _refine_row(out_ptr, val_ptr, row_ptr, hint_ptr, n, count, thr, aim, count_p
                     keys, cols, live = _load_slot(slot_keys, slot_cols, above, CAP)
                     # All ``above`` staged scores win; the ties follow them from slot ``above``.
                     _emit_selected(out_ptr, val_ptr, row_ptr, cols, live, 0, HAS_VALUES)
-                    ties = _emit_column_order(out_ptr, val_ptr, row_ptr, n, thr, above, K - above, False, TILE,
+                    ties = _emit_column_order(out_ptr, val_ptr, row_ptr, 0 * n, n, thr, above, K - above, False, TILE,
                                               HAS_VALUES)
                     # The last staging counted more than CAP scores at or above thr, so the ties are there; should
                     # they not be, the exact whole-row path below rewrites every slot.

@@ -30,14 +30,19 @@ The barriers spin, so every program of the grid must be resident at once: the la
 which runs all of a grid's programs together whatever else the GPU runs (the driver refuses a grid too large for
 that instead of letting it hang). Triton's interpreter runs
 programs one after another, where a spin barrier never returns; there the launcher runs the same code as three
-launches (``PHASE`` 1, 2, 3; 1, 3 with WINDOW), each kernel boundary standing in for a barrier.
+launches (``PHASE`` 1, 2, 3), each kernel boundary standing in for a barrier.
+
+A staging that overflows the slot on a row of ties goes to the tie rung, shared by the row's programs
+(``_coop_tie_rung``: each restages its share above the tied key and counts its ties; after a second row barrier
+each writes its part of the output); the finisher alone used to stream the row twice there (NOTES entry 26).
 
 Row scratch of the cooperative form (int32 words of ``ws_coop_ptr``, zero at rest, reset by the last program):
 0 barrier arrivals, 1 complement of the smallest admitted key (with WINDOW: the window's low key), 2 largest
 admitted key (with WINDOW: the window's high key), 3 finished programs, 4-5 one
 int64 counting emitted certain winners (low half) and compacted crossing-bin candidates (high half), 6 the
-threshold (bits), 8.. the SELECT_BINS-bin histogram, then CROSS_CAP compacted scores (float32 bits) and CROSS_CAP
-columns (these two need no reset).
+threshold (bits), 7 the tie rung's count of scores above the tied key, 8.. the SELECT_BINS-bin histogram, then
+CROSS_CAP compacted scores (float32 bits; the tie rung's per-program tie counts) and CROSS_CAP columns (these two
+need no reset).
 """
 
 import triton
@@ -48,10 +53,13 @@ from ._common import SELECT_BINS
 from ._common import SELECT_BITS
 from ._common import _crossing_bin
 from ._common import _digit_shift
+from ._common import _emit_column_order
 from ._common import _emit_short
+from ._common import _exact_key_set
 from ._common import _load_tile
 from ._common import _order_key
 from ._common import _refine_row
+from ._common import _restage_share_ties
 from ._common import _row_length
 from ._common import _row_threshold
 from ._common import _row_threshold_window
@@ -122,6 +130,7 @@ _C_HI = tl.constexpr(2)
 _C_DONE = tl.constexpr(3)
 _C_PAIR = tl.constexpr(4)
 _C_THR = tl.constexpr(6)
+_C_HIGHER = tl.constexpr(7)
 _C_HIST = tl.constexpr(8)
 
 
@@ -164,6 +173,50 @@ def _emit_staged(out_ptr, val_ptr, cols, raw, sel, base, HAS_VALUES: tl.constexp
 
 
 @triton.jit
+def _coop_tie_rung(out_ptr, val_ptr, row_ptr, n, part, thr, coop, slot_keys, slot_cols, K: tl.constexpr,
+                   TILE: tl.constexpr, CAP: tl.constexpr, SPLIT: tl.constexpr, LANES: tl.constexpr,
+                   SLICE: tl.constexpr, HAS_VALUES: tl.constexpr, PHASE: tl.constexpr):
+    """The tie rung (``_common._refine_row``) shared by a row's programs, for a staging against order key ``thr``
+    that overflowed the slot (all equal, a few distinct values, -inf or +0.0 padding: a huge number of scores tie at
+    ``thr``). Every program restages its share against thr + 1 through the scratch counter ``_C_HIGHER`` and counts
+    its share's ties at ``thr``; after a row barrier, when fewer than K scores lie above ``thr`` and the ties make up
+    the rest, every staged score wins (each program writes its slice of the slot where it lies) and the remaining
+    ``need`` winners are the lowest-column ties: program p writes its share's first ties, in column order, after
+    the ties of programs 0 .. p - 1 (an exclusive sum of the per-program counts), until ``need`` are written.
+
+    The per-program tie counts go to the compacted crossing bin's words, unused on this path (every program writes
+    its own before the barrier, so they need no reset). The tie count itself decides, not the key: a threshold at
+    +0.0's key is served too (its staging also admitted -0.0, which is no tie of +0.0), where the single-program
+    rung needs ``_exact_key_set(thr)``. Otherwise (K or more scores above ``thr``) the row is left to the finisher.
+    Returns (how many scores lie above ``thr``, 1 when the row's output is complete), the same on every program of
+    the row. PHASE as in the kernel: 2 restages, 3 emits, 0 both around a barrier."""
+    tl.static_assert(SPLIT <= CROSS_CAP, "the per-program tie counts use the crossing bin's CROSS_CAP key words")
+    start, end = _share_bounds(n, part, SPLIT, TILE)
+    tie_counts = coop + _C_HIST + SELECT_BINS
+    if PHASE != 3:
+        mine = _restage_share_ties(row_ptr, start, end, thr, coop + _C_HIGHER, slot_keys, slot_cols, CAP, TILE, LANES)
+        tl.store(tie_counts + part, mine)
+    if PHASE == 0:
+        _row_barrier(coop + _C_BAR, 2 * SPLIT)
+    higher = tl.zeros([], tl.int32)
+    done = tl.zeros([], tl.int32)
+    if PHASE != 2:
+        higher = tl.load(coop + _C_HIGHER, cache_modifier=".cg")
+        q = tl.arange(0, CROSS_CAP)
+        ties = tl.load(tie_counts + q, mask=q < SPLIT, other=0, cache_modifier=".cg")
+        before = tl.sum(tl.where(q < part, ties, 0), 0)
+        need = K - higher
+        if (higher < K) & (tl.sum(ties, 0) >= need):
+            done = tl.full([], 1, tl.int32)
+            raw, keys, cols, live, digit = _coop_slice(slot_keys, slot_cols, higher, part, thr, 0, SPLIT, SLICE)
+            _emit_staged(out_ptr, val_ptr, cols, raw, live, part * ((higher + SPLIT - 1) // SPLIT), HAS_VALUES)
+            if before < need:
+                _emit_column_order(out_ptr, val_ptr, row_ptr, start, end, thr, higher + before, need - before, False,
+                                   TILE, HAS_VALUES)
+    return higher, done
+
+
+@triton.jit
 def _gvr_split_coop_kernel(
     indices_ptr, values_ptr,  # outputs
     logits_ptr, pre_idx_ptr, kv_lens_ptr,  # inputs
@@ -181,8 +234,8 @@ def _gvr_split_coop_kernel(
     """The split family with a shared selection: grid (SPLIT, rows), every program resident (cooperative launch).
 
     PHASE 0 runs everything in one launch with spin barriers; PHASE 1, 2, 3 run its three parts as separate launches
-    (stage; slice histograms; emission and finish), for Triton's interpreter (with WINDOW, PHASE 2 is not launched:
-    the histogram is counted while staging). SLICE: lanes of a program's slice of
+    (stage; slice histograms without WINDOW, the tie rung's restaging; emission and finish), for Triton's
+    interpreter. SLICE: lanes of a program's slice of
     the candidates, a power of two >= CAP / SPLIT and >= the program's threads. TILE, REFINE_TILE: as in the split
     kernel."""
     part = tl.program_id(0)
@@ -228,16 +281,27 @@ def _gvr_split_coop_kernel(
                 tl.store(ucoop + _C_THR, thr)  # for the retry ladder, when the launches are separate
         if PHASE == 0:
             _row_barrier(coop + _C_BAR, SPLIT)
-        if (PHASE != 1) & ((PHASE != 2) | (not WINDOW)):
+        if PHASE != 1:
+            # Loaded together: none depends on another.
             count = tl.load(count_ptr, cache_modifier=".cg")
+            if PHASE != 0:
+                thr = tl.load(ucoop + _C_THR, cache_modifier=".cg")  # stored by part 0 in PHASE 1
             if WINDOW:
-                # Loaded together: none depends on another.
                 lo = tl.load(ucoop + _C_LO, cache_modifier=".cg")
                 hi = tl.load(ucoop + _C_HI, cache_modifier=".cg")
                 hist = tl.load(hist_ptr + bins, cache_modifier=".cg")
             accept = (count >= K) & (count <= CAP)
             above = tl.zeros([], tl.int32)
             in_b = tl.zeros([], tl.int32)
+            # ---- rows of ties: the staging overflowed the slot, every program takes its share of the tie rung ----
+            tie = tl.zeros([], tl.int1)
+            if TIE_RUNG:
+                tie = (count > CAP) & _exact_key_set(thr + 1)
+            higher = tl.zeros([], tl.int32)
+            tie_done = tl.zeros([], tl.int32)
+            if tie:
+                higher, tie_done = _coop_tie_rung(out_ptr, val_ptr, row_ptr, n, part, thr, coop, slot_keys, slot_cols,
+                                                  K, TILE, CAP, SPLIT, LANES, SLICE, HAS_VALUES, PHASE)
             if accept:
                 if not WINDOW:
                     lo = 0xFFFFFFFF - tl.load(ucoop + _C_LO, cache_modifier=".cg")
@@ -251,7 +315,7 @@ def _gvr_split_coop_kernel(
                     tl.atomic_add(hist_ptr + bins, mine, mask=mine > 0, sem="relaxed")
                 if (PHASE == 0) & (not WINDOW):
                     _row_barrier(coop + _C_BAR, 2 * SPLIT)
-                if (PHASE == 3) | WINDOW:
+                if (PHASE == 3) | ((PHASE == 0) & (WINDOW == 1)):
                     raw, keys, cols, live, digit = _coop_slice(slot_keys, slot_cols, count, part, lo, shift, SPLIT,
                                                                SLICE)
                 # ---- each program emits its certain winners and compacts its part of the crossing bin ----
@@ -289,12 +353,18 @@ def _gvr_split_coop_kernel(
                             ssel = _select_tile(skeys, scols, small, K - above)
                             _emit_staged(out_ptr, val_ptr, scols, sraw, ssel, above, HAS_VALUES)
                         tl.atomic_xchg(count_ptr, 0, sem="relaxed")
+                    elif tie_done != 0:
+                        tl.atomic_xchg(count_ptr, 0, sem="relaxed")
                     else:
                         # The whole selection on this program, as in the split kernel: the retry ladder for a
                         # staging that failed, or (accepted, a crossing bin too large for the small tile) straight
                         # to ``_select_staged``, the ladder's accept path. One call site keeps one copy of it in the
-                        # compiled kernel.
-                        thr = tl.load(ucoop + _C_THR, cache_modifier=".cg")
+                        # compiled kernel. After a shared tie rung that did not finish the row (more than K scores
+                        # above the tied key), the slot holds its restaging against thr + 1: the ladder goes on
+                        # from there (selects it when it holds at most CAP, else the tie rung again one key up).
+                        if tie:
+                            count = higher
+                            thr = thr + 1
                         tl.atomic_xchg(count_ptr, 0, sem="acq_rel")  # the retry ladder restages through it
                         _refine_row(out_ptr, val_ptr, row_ptr, pre_idx_ptr + (row // next_n).to(tl.int64) * pre_stride,
                                     n, count, thr, aim, count_ptr, slot_keys, slot_cols, K, KB, REFINE_TILE, CAP,

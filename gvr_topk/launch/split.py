@@ -4,9 +4,8 @@ Three ways to run a launch, chosen once per prepared launch by :func:`coop_mode`
 
 * 0, plain: ``_gvr_split_kernel``; the last program of a row selects alone.
 * 1, cooperative: ``_gvr_split_coop_kernel`` in one cooperative launch (spin barriers between its parts).
-* 2, phased: the cooperative kernel's parts as separate launches (three, or two with
-  ``tuning.SPLIT_COOP_WINDOW``), for Triton's interpreter, where a spin barrier never returns (programs run one
-  after another); on a GPU only when asked for (``tuning.SPLIT_COOP``).
+* 2, phased: the cooperative kernel's three parts as separate launches, for Triton's interpreter, where a spin
+  barrier never returns (programs run one after another); on a GPU only when asked for (``tuning.SPLIT_COOP``).
 """
 
 import torch
@@ -47,8 +46,8 @@ class SplitLaunch:
         opts = dict(num_warps=kw["num_warps"])
         if mode == FUSED:
             opts["launch_cooperative_grid"] = True
-        # With WINDOW the row histogram is counted while staging: no slice-histogram part (PHASE 2).
-        phases = (None,) if mode == PLAIN else (0,) if mode == FUSED else (1, 3) if kw["WINDOW"] else (1, 2, 3)
+        # PHASE 2 holds the slice histograms (without WINDOW) and the shared tie rung's restaging.
+        phases = (None,) if mode == PLAIN else (0,) if mode == FUSED else (1, 2, 3)
         made = []
         for phase in phases:
             extra = {} if phase is None else {"PHASE": phase}

@@ -126,14 +126,22 @@ def tied_cases():
 def coop_rows():
     """Rows that take the split family's cooperative form (K=2048, 10 programs per row) off its accept path: one
     huge score (coarse bins, a crossing bin past CROSS_CAP), exactly K tied top scores (the whole crossing bin
-    needed), all equal (the tie rung)."""
+    needed), and the shared tie rung's rows: all equal, 200 finite scores then -inf, 1000 larger scores over a sea
+    of ties (every program writes its slice of them), K - 48 positive scores then +0.0."""
     n = 20000
     g = torch.Generator().manual_seed(12)
     spike = torch.randn(2, n, generator=g)
     spike[:, 11] = 1e30
     block = torch.rand(2, n, generator=g)
     block[:, torch.randperm(n, generator=g)[:2048]] = 100.0
-    return [("crossing bin past CROSS_CAP", spike), ("whole crossing bin", block), ("all equal", torch.ones(2, n))]
+    tail = torch.randn(2, n, generator=g)
+    tail[:, 200:] = float("-inf")
+    few = torch.ones(2, n)
+    few[:, torch.randperm(n, generator=g)[:1000]] = 5.0 + torch.rand(1000, generator=g)
+    relu = torch.zeros(2, n)
+    relu[:, torch.randperm(n, generator=g)[:2000]] = 1.0 + torch.rand(2000, generator=g)
+    return [("crossing bin past CROSS_CAP", spike), ("whole crossing bin", block), ("all equal", torch.ones(2, n)),
+            ("-inf tail", tail), ("1000 over ties", few), ("+0.0 padding", relu)]
 
 
 def run_tied(family, x, seed, k=512):

@@ -125,8 +125,7 @@ def test_streaming_family_direct_launches_make_the_regular_launches(monkeypatch)
 @pytest.mark.parametrize("mode", ["plain", "fused", "phased"])
 def test_split_family_direct_launches_make_the_regular_launches(monkeypatch, mode):
     """The split family's launches go direct as one sequence in each of its modes: the plain kernel once, the
-    cooperative kernel once (a cooperative launch) or two or three times (PHASE 1, 3 or 1, 2, 3), each with its own
-    pointers and
+    cooperative kernel once (a cooperative launch) or three times (PHASE 1, 2, 3), each with its own pointers and
     exactly the arguments of its regular launch."""
     from gvr_topk.launch import split as split_launch
 
@@ -144,7 +143,7 @@ def test_split_family_direct_launches_make_the_regular_launches(monkeypatch, mod
     d = direct.build(composite, launch, entry.grid, scalars, ptr_names)
     used = plain if mode == "plain" else coop
     idle = coop if mode == "plain" else plain
-    phased = [1, 3] if tuning.SPLIT_COOP_WINDOW else [1, 2, 3]  # no slice-histogram launch with the window
+    phased = [1, 2, 3]
     assert isinstance(d, direct.DirectSequence) and len(d.parts) == (len(phased) if mode == "phased" else 1)
     assert not idle.regular
     d(1234, *ptrs)

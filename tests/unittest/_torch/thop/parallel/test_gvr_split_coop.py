@@ -105,8 +105,8 @@ def test_window_setting_is_checked(monkeypatch):
 
 
 def test_phased_launches_by_window(monkeypatch):
-    """The interpreter's phased form skips the slice-histogram launch when the histogram is counted while
-    staging."""
+    """The interpreter's phased form runs all three parts with either window: the middle one also holds the shared
+    tie rung's restaging."""
     calls = []
 
     class _Kernel:
@@ -116,7 +116,7 @@ def test_phased_launches_by_window(monkeypatch):
     launch = object.__new__(lsplit.SplitLaunch)  # the launch logic alone, on stand-in kernels
     launch.kernels = (_Kernel(), _Kernel())
     launch.names = (frozenset(), frozenset())
-    for window, phases in ((0, [1, 2, 3]), (1, [1, 3])):
+    for window, phases in ((0, [1, 2, 3]), (1, [1, 2, 3])):
         calls.clear()
         launch.run(grid=(2, 1), COOP=lsplit.PHASED, WINDOW=window, num_warps=8)
         assert calls == phases
@@ -171,6 +171,7 @@ def _call_twice(x, k, kv, hint=None, values=True):
         problems = check_exact(x, idx, kv_lens=kv, values=val)
         assert not problems, "\n".join(problems)
         assert _scratch_at_rest(ws, rows), "the row scratch is not back at rest"
+    return ws
 
 
 @pytest.fixture(params=[0, 1], ids=["window_admitted", "window_sample"])
@@ -257,3 +258,89 @@ def test_long_staging_tile(monkeypatch, kind, n, coop):
         _call_twice(x, k, torch.tensor([n, n - 4097], dtype=torch.int32, device=DEV))
     finally:
         api.clear_launch_cache()
+
+
+# ---- the shared tie rung ---------------------------------------------------------------------------------------------
+
+def _tie_rows(kind: str, rows: int, n: int, k: int, seed: int) -> torch.Tensor:
+    """Rows whose staging overflows the slot because a huge number of scores tie at the threshold's key."""
+    g = torch.Generator().manual_seed(seed)
+    if kind == "two_values":  # ~n/2 ties on top (past the slot), every program holds some, several write theirs
+        return torch.randint(0, 2, (rows, n), generator=g).to(torch.float32).to(DEV)
+    if kind == "neg_inf_tail":  # fewer finite scores than K, then -inf: the finite ones and the first -inf win
+        x = torch.randn(rows, n, generator=g)
+        x[:, n // 128:] = float("-inf")
+        return x.to(DEV)
+    if kind == "ties_above":  # 1000 scores above the tied key, spread over every program's share of the slot
+        x = torch.where(torch.rand(rows, n, generator=g) < 0.5, 1.0, 0.0)
+        for r in range(rows):
+            x[r, torch.randperm(n, generator=g)[:1000]] = 2.0 + torch.rand(1000, generator=g)
+        return x.to(DEV)
+    if kind == "relu":  # fewer than K positive scores, every other one +0.0 (a ReLU's zeros): ties at +0.0's key
+        x = torch.zeros(rows, n)
+        for r in range(rows):
+            x[r, torch.randperm(n, generator=g)[:k - 48]] = torch.rand(k - 48, generator=g) + 1.0
+        return x.to(DEV)
+    raise ValueError(kind)
+
+
+def _tie_counts(ws: torch.Tensor, rows: int, split: int) -> torch.Tensor:
+    """The per-program tie counts the shared tie rung leaves in each row's scratch (they need no reset)."""
+    coop = wsm.coop_view(ws).view(-1, wsm.coop_words())[:rows].cpu()
+    at = 8 + (1 << tuning.SELECT_BIN_BITS)
+    return coop[:, at:at + split]
+
+
+def _share_ties(x: torch.Tensor, n: int, k: int, plan) -> torch.Tensor:
+    """Host count of each program's ties at the row's K-th largest order key (``_share_bounds``' shares)."""
+    keys = reference.order_keys(x[:n].cpu())
+    kth = torch.sort(keys, descending=True).values[k - 1]
+    tiles = -(-n // plan.block)
+    share = -(-tiles // plan.split) * plan.block
+    return torch.tensor([int((keys[p * share:min((p + 1) * share, n)] == kth).sum()) for p in range(plan.split)])
+
+
+@pytest.mark.parametrize("kind", ["equal", "two_values", "neg_inf_tail", "ties_above", "relu"])
+def test_tie_rows_share_the_tie_rung(kind, window):
+    """Rows of ties are finished by all of the row's programs: exact (values, tie rule), the scratch at rest, and
+    each program's count of its share's ties left where the rung keeps them, which shows the shared rung ran."""
+    rows, n, k = 2, 20000, 2048
+    plan = gvr_topk.route(rows, n, n, k)
+    assert plan.coop, "this shape must take the cooperative form"
+    x = torch.ones(rows, n, device=DEV) if kind == "equal" else _tie_rows(kind, rows, n, k, seed=23)
+    lens = [n, n - 5]
+    kv = torch.tensor(lens, dtype=torch.int32, device=DEV)
+    ws = torch.zeros(gvr_topk.workspace_bytes(rows, k), dtype=torch.uint8, device=DEV)
+    for _ in range(2):
+        idx = torch.full((rows, k), -7, dtype=torch.int32, device=DEV)
+        val = torch.full((rows, k), 7.0, device=DEV)
+        gvr_topk.run_varlen(x, None, kv, idx, values=val, workspace=ws, family="split")
+        problems = check_exact(x, idx, kv_lens=kv, values=val)
+        assert not problems, "\n".join(problems)
+        assert _scratch_at_rest(ws, rows), "the row scratch is not back at rest"
+        got = _tie_counts(ws, rows, plan.split)
+        for r, length in enumerate(lens):
+            assert torch.equal(got[r], _share_ties(x[r], length, k, plan)), f"row {r}: per-program tie counts"
+
+
+def test_tie_rung_without_enough_ties_goes_on_down_the_ladder():
+    """A threshold at +0.0's key admits -0.0 too, which is no tie of +0.0: here the row holds too few +0.0 to fill
+    K, so the shared rung must leave the row to the finisher's retry ladder, which finds the -0.0 winners."""
+    rows, n, k = 1, 20000, 2048
+    plan = gvr_topk.route(rows, n, n, k)
+    assert plan.coop
+    cols = reference.sample_columns(n, plan.sample, tuning.SAMPLE_GROUP)
+    rank = reference.sample_rank(n, plan.aim, plan.sample)
+    x = torch.full((n,), -0.0)
+    # The sample: rank - 5 positives, 20 +0.0, the rest a negative value whose order key makes +0.0's key a bin
+    # edge at both histogram levels, so the sample threshold is +0.0's key itself.
+    x[cols] = torch.tensor([0xBFFFFFFF - (1 << 32)], dtype=torch.int32).view(torch.float32)  # order key 0x40000000
+    x[cols[:rank - 5]] = torch.rand(rank - 5, generator=torch.Generator().manual_seed(3)) + 1.0
+    x[cols[rank - 5:rank + 15]] = 0.0
+    thr = reference.sample_threshold(reference.order_keys(x), rank, plan.sample, tuning.SAMPLE_GROUP)
+    if thr != 0x80000000:  # the construction depends on the bin layout; say so rather than test something else
+        pytest.fail(f"construction: the sample threshold is {thr:#x}, not +0.0's key; pick another filler value")
+    x = x[None, :].to(DEV)
+    ws = _call_twice(x, k, torch.full((rows,), n, dtype=torch.int32, device=DEV))
+    # The shared rung ran and counted the row's 20 ties at +0.0's key (too few), so the ladder took the row.
+    assert int(_tie_counts(ws, rows, plan.split).sum()) == 20
