@@ -240,7 +240,7 @@ def _sample_threshold(row_ptr, n, rank, SAMPLE: tl.constexpr, GROUP: tl.constexp
 
 @triton.jit
 def _sample_bracket(row_ptr, n, rank, SAMPLE: tl.constexpr, GROUP: tl.constexpr):
-    """(threshold, the sample's largest order key). The threshold: an order key that at least ``rank`` scores of a
+    """(threshold, window top). The threshold: an order key that at least ``rank`` scores of a
     deterministic sample of ``SAMPLE`` scores reach, close to the sample's rank-``rank`` key
     (``tuning.SAMPLE_LEVELS`` levels of up to 2**``SAMPLE_BIN_BITS`` bins; at the default two levels of 256, within
     1/16384 of the sample's key span, at worst 1/4096).
@@ -251,7 +251,13 @@ def _sample_bracket(row_ptr, n, rank, SAMPLE: tl.constexpr, GROUP: tl.constexpr)
     range. Adjacent scores of decode rows are correlated (runs of related tokens), so wide groups sample fewer
     independent scores: GROUP=1 costs one 32-byte sector per score but keeps the survivor count within 0.83-1.22x
     of its aim on the benchmark's decode rows, against 0.48-1.82x with GROUP=8 (tuning.SAMPLE_GROUP). Every
-    program of a row computes the same values."""
+    program of a row computes the same values.
+
+    The window top is the largest sampled key below +inf's (+inf and NaN left out), at least the threshold: the
+    cooperative split form bins its candidates over [threshold, top] (``_window_digit`` clamps larger keys into the
+    last bin), and a top at +inf's key made those bins so wide that a row with a few percent of +inf scores put
+    nearly all finite candidates into one bin, past CROSS_CAP, and left its whole select to one program (NOTES
+    entry 26: 8 x 131075 with 1% +inf 94 us). Callers that only need the threshold drop the extra reduction."""
     GROUPS: tl.constexpr = SAMPLE // GROUP
     lane = tl.arange(0, SAMPLE)
     n_g = n // GROUP
@@ -261,7 +267,7 @@ def _sample_bracket(row_ptr, n, rank, SAMPLE: tl.constexpr, GROUP: tl.constexpr)
     cols = ((lane // GROUP).to(tl.int64) * n_g // GROUPS).to(tl.int32) * GROUP + lane % GROUP
     keys = _order_key(tl.load(row_ptr + cols).to(tl.float32))
     lo, hi = _minmax(keys, cols >= 0)
-    top = hi
+    top = tl.max(tl.where(keys < tl.full([], 0xFF800000, tl.uint32), keys, 0), 0)  # 0xFF800000: the key of +inf
     need = tl.zeros([], tl.int32) + rank
     for _level in tl.static_range(SAMPLE_LEVELS):
         if lo < hi:
@@ -271,7 +277,7 @@ def _sample_bracket(row_ptr, n, rank, SAMPLE: tl.constexpr, GROUP: tl.constexpr)
             b, above, in_b = _crossing_bin(tl.histogram(digit, SAMPLE_BINS, mask=win), need, SAMPLE_BINS)
             need -= above
             lo, hi = _bin_window(lo, hi, b, shift)
-    return lo, top
+    return lo, tl.maximum(top, lo)
 
 
 @triton.jit
@@ -296,9 +302,10 @@ def _row_threshold(row_ptr, n, aim, CAP: tl.constexpr, SAMPLE: tl.constexpr, SAM
 @triton.jit
 def _row_threshold_window(row_ptr, n, aim, CAP: tl.constexpr, SAMPLE: tl.constexpr, SAMPLE_GROUP: tl.constexpr):
     """``_row_threshold`` plus a key window [lo, hi] in which the row's K-th largest key likely lies: the sample
-    threshold and the sample's largest key. A row that fits the slot is still admitted whole (threshold 1), its
-    window taken from the same sample (positions repeat when n < SAMPLE; any window is correct, only its resolution
-    depends on it). Every program that computes it for a row gets the same values."""
+    threshold and the sample's largest key below +inf's (``_sample_bracket``). A row that fits the slot is still
+    admitted whole (threshold 1), its window taken from the same sample (positions repeat when n < SAMPLE; any
+    window is correct, only its resolution depends on it). Every program that computes it for a row gets the same
+    values."""
     lo, hi = _sample_bracket(row_ptr, n, _sample_rank(n, aim, SAMPLE), SAMPLE, SAMPLE_GROUP)
     thr = tl.where(n <= CAP, tl.full([], 1, tl.uint32), lo)
     return thr, lo, hi

@@ -22,10 +22,10 @@ dependent block steps over all of the row's candidates on one SM (~11 us at K=20
 cooperative form every program of the row takes a slice of the staged candidates, each emits its own certain
 winners and compacts its part of the crossing bin, and only that bin (usually tens of candidates) is left to the
 last program to arrive. The crossing bin comes from a row histogram. With WINDOW (``tuning.SPLIT_COOP_WINDOW``, the
-default) its window is the sample's (threshold to largest sampled key, the same on every program), so each program
-counts its admitted scores into it while staging and the programs meet at one row barrier. Without, the window is
-the admitted scores' own span, known only once all have staged: a first barrier, then each program histograms its
-slice, then a second barrier.
+default) its window is the sample's (threshold to the largest sampled key below +inf, the same on every program),
+so each program counts its admitted scores into it while staging and the programs meet at one row barrier.
+Without, the window is the admitted scores' own span, known only once all have staged: a first barrier, then each
+program histograms its slice, then a second barrier.
 The barriers spin, so every program of the grid must be resident at once: the launcher uses a cooperative launch,
 which runs all of a grid's programs together whatever else the GPU runs (the driver refuses a grid too large for
 that instead of letting it hang). Triton's interpreter runs

@@ -139,6 +139,11 @@ def _rows(kind: str, rows: int, n: int, k: int, seed: int) -> torch.Tensor:
         cols = reference.sample_columns(n, plan.sample, tuning.SAMPLE_GROUP)
         x = torch.rand(rows, n, generator=g)
         x[:, cols] = 10.0 + torch.arange(cols.numel(), dtype=torch.float32) * 1e-3
+    elif kind == "pm_inf":  # 1% +inf, 1% -inf: the window's top is the largest finite sampled key
+        u = torch.rand(rows, n, generator=g)
+        x = x.masked_fill(u < 0.01, float("inf")).masked_fill(u > 0.99, float("-inf"))
+    elif kind == "inf_heavy":  # more +inf than K: the threshold is +inf's key, above every finite sampled key
+        x = x.masked_fill(torch.rand(rows, n, generator=g) < 0.2, float("inf"))
     elif kind == "equal":  # every score tied: the staging overflows the slot, the tie rung
         x = torch.ones(rows, n)
     elif kind == "zeros":  # fewer than K positive scores, then +-0.0: the K-th key is a zero, and a threshold at
@@ -183,7 +188,8 @@ def window(request, monkeypatch):
     api.clear_launch_cache()
 
 
-@pytest.mark.parametrize("kind", ["randn", "spike", "block", "ties", "fooling", "equal", "zeros"])
+@pytest.mark.parametrize("kind", ["randn", "spike", "block", "ties", "fooling", "equal", "zeros", "pm_inf",
+                                  "inf_heavy"])
 def test_every_path_is_exact(kind, window):
     rows, n, k = 2, 20000, 2048
     plan = gvr_topk.route(rows, n, n, k)
