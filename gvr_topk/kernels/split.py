@@ -235,9 +235,8 @@ def _gvr_split_coop_kernel(
 
     PHASE 0 runs everything in one launch with spin barriers; PHASE 1, 2, 3 run its three parts as separate launches
     (stage; slice histograms without WINDOW, the tie rung's restaging; emission and finish), for Triton's
-    interpreter. SLICE: lanes of a program's slice of
-    the candidates, a power of two >= CAP / SPLIT and >= the program's threads. TILE, REFINE_TILE: as in the split
-    kernel."""
+    interpreter. SLICE: lanes of a program's slice of the candidates, a power of two >= CAP / SPLIT and >= the
+    program's threads. TILE, REFINE_TILE: as in the split kernel."""
     part = tl.program_id(0)
     row = tl.program_id(1)
     n, row_ptr, out_ptr, val_ptr = _split_row(row, indices_ptr, values_ptr, logits_ptr, kv_lens_ptr, n_bound,
