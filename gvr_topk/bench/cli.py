@@ -64,6 +64,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "default: min(8, CPUs / 2); 0: compile lazily in the timing process)")
     parser.add_argument("--from-json", metavar="FILE", default=None,
                         help="do not run: re-render the table, summary and heatmap of a saved run (no GPU needed)")
+    parser.add_argument("--resume", action="store_true",
+                        help=f"keep the cases already measured in --out's {JSON_NAME} (a run stopped by a time "
+                             "limit, or one with another case selection) when it ran the same commit on the same "
+                             "machine with the same arms, reps and seed; time only the other selected cases")
     parser.add_argument("--markdown", metavar="FILE", default=None,
                         help="also write a short BENCHMARKS.md-style summary of the run to FILE")
 
@@ -142,33 +146,52 @@ def main(args: argparse.Namespace) -> int:
     config = dict(quick=args.quick, rows=args.rows, n=args.n, k=args.k, arms=runner.arms, suites=args.suites,
                   reps=runner.reps, seed=args.seed, jobs=args.jobs,
                   flush_bytes=runner.flush.nbytes if runner.flush else None)
-    if device.type == "cuda":
+    kept: List[dict] = []
+    if args.resume:
+        try:
+            kept, saved_date = report.resumable(json_path, prov, config, [c.name for c in cases])
+        except ValueError as e:
+            print(f"gvr-topk bench: {e}", file=sys.stderr)
+            return 2
+        config["resumed"] = dict(kept=len(kept), from_date=saved_date)
+        notes.append(f"resumed: {len(kept)} of {len(cases)} cases kept from the run of {saved_date}"
+                     if saved_date else "resumed: no saved run, every case timed")
+    done_names = {r["name"] for r in kept}
+    todo = [c for c in cases if c.name not in done_names]
+    order = {c.name: i for i, c in enumerate(cases)}
+
+    def with_kept(done: List[dict]) -> List[dict]:
+        return sorted(kept + done, key=lambda r: order[r["name"]])
+
+    if device.type == "cuda" and todo:
         from .precompile import precompile
 
         jobs = args.jobs if args.jobs is not None else min(8, max(1, (os.cpu_count() or 2) // 2))
         config["jobs"] = jobs
-        compile_s, errors = precompile(cases, runner.arms, device, jobs, runner.num_sms)
+        compile_s, errors = precompile(todo, runner.arms, device, jobs, runner.num_sms)
         if jobs > 0:
             notes.append(f"precompiled kernels with {jobs} processes in {compile_s:.0f} s")
         notes += [f"precompile: {e}" for e in errors[:5]]
 
     def save_partial(done: List[dict]) -> None:
         # Rewritten after every input group, so a run stopped half-way still leaves its measurements.
+        done = with_kept(done)
         report.write_json(json_path, prov, done, report.evaluate_targets(done), dict(config, partial=True), notes)
 
-    results = runner.run(cases, on_progress=save_partial)
+    results = with_kept(runner.run(todo, on_progress=save_partial) if todo else [])
     elapsed = time.perf_counter() - t0
     config["elapsed_s"] = elapsed
 
     notes = list(runner.notes) + notes
     if device.type == "cuda":
-        setup = sum(a.get("setup_s") or 0.0 for r in results for a in r.get("arms", {}).values())
+        setup = sum(a.get("setup_s") or 0.0 for r in results if r["name"] not in done_names
+                    for a in r.get("arms", {}).values())
         notes.append(f"first calls + graph captures of the op arms took {setup:.0f} s in the timing process")
     else:
         notes.append("CPU smoke run: times are one host-clock call each (not comparable to the GPU targets)")
     if args.reps < 20:
         notes.append(f"--reps {args.reps} < 20: fewer repetitions than the targets' protocol asks for")
-    notes.append(f"{len(cases)} cases in {elapsed:.0f} s")
+    notes.append(f"{len(todo)} cases in {elapsed:.0f} s")
     targets = report.evaluate_targets(results)
 
     head = (f"gvr-topk bench on {prov.get('gpu') or device} (driver {prov.get('driver')}, torch {prov['torch']}, "

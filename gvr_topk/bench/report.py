@@ -364,6 +364,65 @@ def write_json(path: str, prov: dict, results: Sequence[dict], targets: Sequence
         f.write("\n")
 
 
+#: Provenance fields two runs must share for one to resume the other (same code, same machine and software).
+RESUME_PROVENANCE = ("git_commit", "gpu", "driver", "device", "torch", "triton", "cuda", "gvr_topk")
+#: Config fields they must share (same arms, repetitions, data and flush); the case selection may differ.
+RESUME_CONFIG = ("arms", "reps", "seed", "flush_bytes")
+
+
+def resumable(path: str, prov: dict, config: dict, names: Sequence[str]) -> Tuple[List[dict], Optional[str]]:
+    """The case records of the saved run at ``path`` that a new run may keep instead of timing again.
+
+    A run cut short by a time limit has left its finished cases in its JSON (rewritten after every input group);
+    resuming it times only the others. Kept: the saved records whose case is among ``names`` (the new run's
+    selection, so a resume may also add cases a first run did not select) and that hold no error.
+
+    Parameters
+    ----------
+    path : str
+        The saved run (``gvr_topk_bench.json``); a missing file keeps nothing.
+    prov, config : dict
+        The new run's provenance (:func:`provenance`) and config.
+    names : sequence of str
+        The new run's case names.
+
+    Returns
+    -------
+    (list of dict, str or None)
+        The kept records, and the saved run's date (None when there was no file).
+
+    Raises
+    ------
+    ValueError
+        The saved run is not comparable: a provenance field of ``RESUME_PROVENANCE`` or a config field of
+        ``RESUME_CONFIG`` differs (the message names it, with the saved and the new value), the commit is unknown,
+        or either tree had uncommitted changes.
+    """
+    if not os.path.exists(path):
+        return [], None
+    with open(path) as f:
+        doc = json.load(f)
+    old_prov, old_cfg = doc.get("provenance", {}), doc.get("config", {})
+    # Compared as the JSON file holds them (tuples become lists).
+    prov, config = json.loads(json.dumps(_clean(prov))), json.loads(json.dumps(_clean(config)))
+    for key in RESUME_PROVENANCE:
+        if old_prov.get(key) != prov.get(key):
+            raise ValueError(f"--resume: provenance field {key!r} of {path} is {old_prov.get(key)!r}, this run's is "
+                             f"{prov.get(key)!r}")
+    if not prov.get("git_commit"):
+        raise ValueError("--resume: the commit is unknown (set GVR_TOPK_GIT_COMMIT), so the saved run's code cannot "
+                         "be matched")
+    if old_prov.get("git_dirty") or prov.get("git_dirty"):
+        raise ValueError("--resume: the saved run or this one has uncommitted changes; expected a clean tree on both")
+    for key in RESUME_CONFIG:
+        if old_cfg.get(key) != config.get(key):
+            raise ValueError(f"--resume: config field {key!r} of {path} is {old_cfg.get(key)!r}, this run's is "
+                             f"{config.get(key)!r}")
+    wanted = set(names)
+    kept = [r for r in doc.get("cases", []) if r.get("name") in wanted and not r.get("error")]
+    return kept, old_prov.get("date")
+
+
 def heatmap_matrix(results: Sequence[dict]) -> Tuple[List[int], List[int], List[List[Optional[float]]]]:
     """(rows axis, N axis, speed-up over torch.topk per rows x N: geomean over K; None where not measured)."""
     grid = _grid(results)

@@ -382,6 +382,78 @@ def test_write_json_roundtrip(tmp_path):
     assert "| speed-up over torch.topk, geomean over the grid | >= 5x | 4.00x over 1 cells | MISS |" in md
 
 
+def _saved_run(tmp_path, results, **prov_changes):
+    prov = dict(git_commit="abc1234", git_dirty=None, gpu="NVIDIA H200", driver="580", device="cuda:0",
+                torch="2.11", triton="3.6", cuda="13.0", gvr_topk="0.1.0", date="2026-12-02T10:00:00+00:00")
+    config = dict(arms=["hinted", "torch"], reps=25, seed=0, flush_bytes=1 << 27)
+    path = tmp_path / "gvr_topk_bench.json"
+    report.write_json(str(path), dict(prov, **prov_changes), results, report.evaluate_targets(results),
+                      dict(config, partial=True))
+    return str(path), prov, config
+
+
+def test_resumable_keeps_the_finished_selected_cases(tmp_path):
+    """A run cut short keeps its finished cases: those the new run selects and that hold no error."""
+    done = [_rec(1, 4111, 512, 10.0, 40.0), _rec(8, 4111, 512, 11.0, 40.0), _rec(64, 4111, 512, 12.0, 40.0)]
+    done[2]["error"] = "RuntimeError: out of memory"
+    path, prov, config = _saved_run(tmp_path, done)
+    names = ["grid/1x4111/k512", "grid/64x4111/k512", "grid/512x4111/k512"]  # 8 rows not selected this time
+    kept, date = report.resumable(path, dict(prov, date="later"), config, names)
+    assert [r["name"] for r in kept] == ["grid/1x4111/k512"] and date == "2026-12-02T10:00:00+00:00"
+    assert report.resumable(str(tmp_path / "none.json"), prov, config, names) == ([], None)
+
+
+@pytest.mark.parametrize("where,key,value,message", [
+    ("prov", "git_commit", "def5678", "provenance field 'git_commit' of .* is 'abc1234', this run's is 'def5678'"),
+    ("prov", "gpu", "NVIDIA B200", "provenance field 'gpu'"),
+    ("prov", "git_dirty", True, "uncommitted changes"),
+    ("config", "reps", 30, "config field 'reps' of .* is 25, this run's is 30"),
+    ("config", "arms", ["hinted"], "config field 'arms'"),
+])
+def test_resumable_refuses_another_run(tmp_path, where, key, value, message):
+    path, prov, config = _saved_run(tmp_path, [_rec(1, 4111, 512, 10.0, 40.0)])
+    if where == "prov":
+        prov = dict(prov, **{key: value})
+    else:
+        config = dict(config, **{key: value})
+    with pytest.raises(ValueError, match=message):
+        report.resumable(path, prov, config, ["grid/1x4111/k512"])
+
+
+def test_cli_resume_times_only_the_missing_cases(tmp_path, monkeypatch, capsys):
+    """``--resume`` keeps the saved run's cases, times the others, and writes all of them in selection order."""
+    from gvr_topk.bench import runner as brunner
+    from gvr_topk.bench.cli import JSON_NAME
+    from gvr_topk.bench.cli import run_from_argv
+
+    timed = []
+
+    def fake_run_case(self, case, inp, floor_rec):
+        timed.append(case.name)
+        rec = _rec(case.rows, case.n, case.k, 1.0, 2.0, suite=case.suite, clock="host")
+        return dict(rec, name=case.name)
+
+    monkeypatch.setattr(brunner.Runner, "run_case", fake_run_case)
+    monkeypatch.setenv("GVR_TOPK_GIT_COMMIT", "abc1234")
+    argv = ["--device", "cpu", "--out", str(tmp_path), "--no-progress", "--no-plot", "--arms", "hinted,torch",
+            "--suites", "grid"]
+    assert run_from_argv(argv) == 0
+    names = [c.name for c in bc.select_cases(tiny=True, suites=["grid"])]
+    assert timed == names
+    doc = json.loads((tmp_path / JSON_NAME).read_text())
+    doc["cases"] = doc["cases"][:2]  # as a run stopped by its time limit after two cases leaves it
+    (tmp_path / JSON_NAME).write_text(json.dumps(doc))
+    timed.clear()
+    assert run_from_argv(argv + ["--resume"]) == 0
+    assert timed == names[2:]
+    doc = json.loads((tmp_path / JSON_NAME).read_text())
+    assert [r["name"] for r in doc["cases"]] == names and doc["config"]["resumed"]["kept"] == 2
+    assert any(n.startswith("resumed: 2 of") for n in doc["notes"])
+    capsys.readouterr()
+    assert run_from_argv(argv + ["--resume", "--reps", "30"]) == 2
+    assert "config field 'reps'" in capsys.readouterr().err
+
+
 def test_heatmap_png(tmp_path):
     pytest.importorskip("matplotlib")
     res = [_rec(1, 4111, 512, 10.0, 40.0), _rec(64, 131075, 2048, 20.0, 100.0)]
