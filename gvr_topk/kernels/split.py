@@ -38,11 +38,11 @@ each writes its part of the output); the finisher alone used to stream the row t
 
 Row scratch of the cooperative form (int32 words of ``ws_coop_ptr``, zero at rest, reset by the last program):
 0 barrier arrivals, 1 complement of the smallest admitted key (with WINDOW: the window's low key), 2 largest
-admitted key (with WINDOW: the window's high key), 3 finished programs, 4-5 one
-int64 counting emitted certain winners (low half) and compacted crossing-bin candidates (high half), 6 the
-threshold (bits), 7 the tie rung's count of scores above the tied key, 8.. the SELECT_BINS-bin histogram, then
-CROSS_CAP compacted scores (float32 bits; the tie rung's per-program tie counts) and CROSS_CAP columns (these two
-need no reset).
+admitted key (with WINDOW: the window's high key), 3 finished programs, 4-5 one int64 counting emitted certain
+winners (low half) and compacted crossing-bin candidates (high half), 6 the threshold (bits; separate launches
+only), 7 the tie rung's count of scores above the tied key, 8.. the SELECT_BINS-bin histogram, then CROSS_CAP
+compacted scores (float32 bits; the tie rung's per-program tie counts) and CROSS_CAP columns (these two need no
+reset).
 """
 
 import triton
@@ -276,8 +276,10 @@ def _gvr_split_coop_kernel(
                                                  TILE, LANES, True, hist_ptr, 0, 0, False, SELECT_BINS)
                 tl.atomic_max(ucoop + _C_LO, 0xFFFFFFFF - lo, sem="relaxed")
                 tl.atomic_max(ucoop + _C_HI, hi, sem="relaxed")
-            if part == 0:
-                tl.store(ucoop + _C_THR, thr)  # for the retry ladder, when the launches are separate
+            if PHASE == 1:
+                if part == 0:
+                    # The later launches' threshold; the single launch keeps it in registers.
+                    tl.store(ucoop + _C_THR, thr)
         if PHASE == 0:
             _row_barrier(coop + _C_BAR, SPLIT)
         if PHASE != 1:
