@@ -34,7 +34,8 @@ BASE = dict(K=2048, KB=2048, CAP=8192, SAMPLE=2048, SAMPLE_GROUP=tuning.SAMPLE_G
             HINT_FREE=True, VARLEN=False, HAS_VALUES=False, TIE_RUNG=tuning.TIE_RUNG, PDL=tuning.STREAM_PDL,
             ROW_WAIT=tuning.STREAM_ROW_WAIT)
 _COOP = dict(TILE=tuning.SPLIT_TILE, SPLIT=65, LANES=stage_lanes(tuning.SPLIT_TILE, tuning.SPLIT_WARPS), SLICE=256,
-             COOP_WORDS=coop_words(), PHASE=0, REFINE_TILE=tuning.SPLIT_TILE)
+             COOP_WORDS=coop_words(), PHASE=0, REFINE_TILE=tuning.SPLIT_TILE,
+             RANK_MAX=tuning.SPLIT_COOP_RANK_MAX)
 #: (name, kernel, extra constexprs, warps, maxnreg)
 _STAGE = dict(TILE=tuning.STREAM_TILE, SPLIT=4, LANES=stage_lanes(tuning.STREAM_TILE, tuning.STREAM_WARPS))
 KERNELS = [

@@ -217,6 +217,23 @@ SPLIT_COOP_AIM_ABOVE = 0
 #: 20.4 -> 19.1 and 21.2 -> 19.3, 8 x 16387 K=2048 20.6 -> 17.9, 8 x 131075 K=2048 26.6 -> 25.5; the cells that do
 #: not take the cooperative form moved -1.5 to +1.0 (the probe's noise).
 SPLIT_COOP_WINDOW = 1
+#: Bits (2**bits bins) of the cooperative form's row histogram. Counted by atomics while staging (WINDOW), so more
+#: bins cost no more per staged score (the atomics spread over more addresses) and only a few more words per thread
+#: after the row barrier (load, suffix scan, the finisher's reset), while the crossing bin shrinks with each bit:
+#: 10 (was SELECT_BIN_BITS, 7) leaves its finisher a crossing bin of a few candidates on decode rows (host replay of
+#: the benchmark's rows, 64 per cell, n 16387 / 131075, K 512 / 2048: median 4-18 candidates, at most 41, against
+#: 25-134 and 332 at 7 bits), which the all-pairs rank (SPLIT_COOP_RANK_MAX) selects. The lone finisher's select
+#: keeps SELECT_BIN_BITS: there the histogram is a ``tl.histogram`` over the staged tile, whose cost grows with the
+#: bins. Measured on the H200 (probe_ab.py, NOTES entry 27, hint-free, us, 7 bits / 10 bits, both without the rank):
+#: 1 x 131075 K=2048 18.9 / 18.5, 8 x 131075 K=2048 27.4 / 27.1, but 1 x 16387 K=2048 15.9 / 16.6 and 8 x 16387
+#: K=512 17.0 / 18.2: adopted with the rank alone (below).
+SPLIT_COOP_BIN_BITS = 10
+#: The cooperative finisher selects a compacted crossing bin of at most this many candidates by one all-pairs rank
+#: (``_common._rank_select``: a [M, M] compare and one reduction) instead of radix levels on the CROSS_CAP-lane tile
+#: (a dozen block operations on its latency chain); a power of two, 0 for never. Measured on the H200 (NOTES entry
+#: 27, with 10 bits, us, 0 / 64): 1 x 16387 K=512 17.9 / 17.4, K=2048 16.6 / 15.6, 1 x 131075 K=2048 18.5 / 17.7,
+#: 8 x 131075 K=2048 27.1 / 25.5, 8 x 16387 K=512 18.2 / 16.6.
+SPLIT_COOP_RANK_MAX = 64
 #: Smallest tile (lanes) the staged-candidate select runs on: candidates that fit MIN_TILE lanes (and K <= MIN_TILE)
 #: are selected on it; a value >= CAP/2 leaves the two tiles CAP/2 and CAP. 2048 adds a third tile for rows with
 #: at most 2048 candidates (K=512 rows aim at 1536). Measured on the H200 (NOTES entry 10): 1 x 16387 K=512 31.9 ->

@@ -31,9 +31,9 @@ _COUNTER_WORDS = 3
 
 
 def coop_words() -> int:
-    """int32 words of one row's cooperative scratch: 8 counters, the select histogram (2**SELECT_BIN_BITS bins),
+    """int32 words of one row's cooperative scratch: 8 counters, the row histogram (2**SPLIT_COOP_BIN_BITS bins),
     the compacted crossing bin's keys and columns (CROSS_CAP each)."""
-    return 8 + (1 << tuning.SELECT_BIN_BITS) + 2 * tuning.CROSS_CAP
+    return 8 + (1 << tuning.SPLIT_COOP_BIN_BITS) + 2 * tuning.CROSS_CAP
 
 
 def coop_rows() -> int:

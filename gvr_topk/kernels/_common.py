@@ -54,6 +54,10 @@ SAMPLE_BINS = tl.constexpr(1 << tuning.SAMPLE_BIN_BITS)
 #: Bits (and bins) of the staged select's first histogram (``tuning.SELECT_BIN_BITS``).
 SELECT_BITS = tl.constexpr(tuning.SELECT_BIN_BITS)
 SELECT_BINS = tl.constexpr(1 << tuning.SELECT_BIN_BITS)
+#: Bits (and bins) of the split family's cooperative row histogram (``tuning.SPLIT_COOP_BIN_BITS``; they set the
+#: layout of its row scratch, ``workspace.coop_words``).
+COOP_BITS = tl.constexpr(tuning.SPLIT_COOP_BIN_BITS)
+COOP_BINS = tl.constexpr(1 << tuning.SPLIT_COOP_BIN_BITS)
 
 
 @triton.jit
@@ -95,6 +99,11 @@ def _add_pair(a0, a1, b0, b1):
 @triton.jit
 def _minmax_combine(a_lo, a_hi, b_lo, b_hi):
     return tl.minimum(a_lo, b_lo), tl.maximum(a_hi, b_hi)
+
+
+@triton.jit
+def _minmax_top_combine(a_lo, a_hi, a_top, b_lo, b_hi, b_top):
+    return tl.minimum(a_lo, b_lo), tl.maximum(a_hi, b_hi), tl.maximum(a_top, b_top)
 
 
 @triton.jit
@@ -183,6 +192,21 @@ def _select_tile(keys, cols, cand, need):
 
 
 @triton.jit
+def _rank_select(keys, cols, cand, need):
+    """Mask of exactly ``need`` lanes of ``cand`` (count(cand) >= need), as ``_select_tile`` chooses them, by rank:
+    a lane's rank is how many candidates come before it in (key descending, column ascending) order, so the ranks
+    of the candidates are 0 .. count - 1 (columns are distinct) and the lanes ranked below ``need`` are the larger
+    keys first, then the lowest columns among the tied. One [M, M] compare and one reduction for an M-lane tile,
+    where ``_select_tile``'s radix levels chain a dozen block operations: for small M (the cooperative finisher's
+    crossing bin, ``tuning.SPLIT_COOP_RANK_MAX``)."""
+    ki = keys[:, None]
+    kj = keys[None, :]
+    before = cand[None, :] & ((kj > ki) | ((kj == ki) & (cols[None, :] < cols[:, None])))
+    rank = tl.sum(before.to(tl.int32), 1)
+    return cand & (rank < need)
+
+
+@triton.jit
 def _emit_selected(out_ptr, val_ptr, row_ptr, cols, sel, base, HAS_VALUES: tl.constexpr):
     """Write the selected columns to consecutive slots from ``base``; returns the new base."""
     pos = base + tl.cumsum(sel.to(tl.int32), 0) - 1
@@ -266,8 +290,10 @@ def _sample_bracket(row_ptr, n, rank, SAMPLE: tl.constexpr, GROUP: tl.constexpr)
     # second level's window mask is one. int64 product: GROUPS * n overflows int32 past 2**31 / GROUPS columns.
     cols = ((lane // GROUP).to(tl.int64) * n_g // GROUPS).to(tl.int32) * GROUP + lane % GROUP
     keys = _order_key(tl.load(row_ptr + cols).to(tl.float32))
-    lo, hi = _minmax(keys, cols >= 0)
-    top = tl.max(tl.where(keys < tl.full([], 0xFF800000, tl.uint32), keys, 0), 0)  # 0xFF800000: the key of +inf
+    # One block reduction for all three (each is a barrier round across the program's warps on its critical path).
+    # 0xFF800000: the key of +inf.
+    lo, hi, top = tl.reduce((keys, keys, tl.where(keys < tl.full([], 0xFF800000, tl.uint32), keys, 0)), 0,
+                            _minmax_top_combine)
     need = tl.zeros([], tl.int32) + rank
     for _level in tl.static_range(SAMPLE_LEVELS):
         if lo < hi:

@@ -20,8 +20,9 @@ GVR structure without inter-program communication before the hand-off:
 The cooperative form (``_gvr_split_coop_kernel``) shares the selection too. A row's finisher above runs a chain of
 dependent block steps over all of the row's candidates on one SM (~11 us at K=2048 on the H200, NOTES entry 12). In the
 cooperative form every program of the row takes a slice of the staged candidates, each emits its own certain
-winners and compacts its part of the crossing bin, and only that bin (usually tens of candidates) is left to the
-last program to arrive. The crossing bin comes from a row histogram. With WINDOW (``tuning.SPLIT_COOP_WINDOW``, the
+winners and compacts its part of the crossing bin, and only that bin (a few candidates with the row histogram's
+2**``tuning.SPLIT_COOP_BIN_BITS`` bins) is left to the last program to arrive, which ranks it all-pairs
+(``_select_crossing``). The crossing bin comes from a row histogram. With WINDOW (``tuning.SPLIT_COOP_WINDOW``, the
 default) its window is the sample's (threshold to the largest sampled key below +inf, the same on every program),
 so each program counts its admitted scores into it while staging and the programs meet at one row barrier.
 Without, the window is the admitted scores' own span, known only once all have staged: a first barrier, then each
@@ -40,7 +41,7 @@ Row scratch of the cooperative form (int32 words of ``ws_coop_ptr``, zero at res
 0 barrier arrivals, 1 complement of the smallest admitted key (with WINDOW: the window's low key), 2 largest
 admitted key (with WINDOW: the window's high key), 3 finished programs, 4-5 one int64 counting emitted certain
 winners (low half) and compacted crossing-bin candidates (high half), 6 the threshold (bits; separate launches
-only), 7 the tie rung's count of scores above the tied key, 8.. the SELECT_BINS-bin histogram, then CROSS_CAP
+only), 7 the tie rung's count of scores above the tied key, 8.. the COOP_BINS-bin histogram, then CROSS_CAP
 compacted scores (float32 bits; the tie rung's per-program tie counts) and CROSS_CAP columns (these two need no
 reset).
 """
@@ -48,9 +49,9 @@ reset).
 import triton
 import triton.language as tl
 
+from ._common import COOP_BINS
+from ._common import COOP_BITS
 from ._common import CROSS_CAP
-from ._common import SELECT_BINS
-from ._common import SELECT_BITS
 from ._common import _crossing_bin
 from ._common import _digit_shift
 from ._common import _emit_column_order
@@ -58,6 +59,7 @@ from ._common import _emit_short
 from ._common import _exact_key_set
 from ._common import _load_tile
 from ._common import _order_key
+from ._common import _rank_select
 from ._common import _refine_row
 from ._common import _restage_share_ties
 from ._common import _row_length
@@ -147,29 +149,65 @@ def _row_barrier(bar_ptr, target):
 
 
 @triton.jit
-def _coop_slice(slot_keys, slot_cols, count, part, lo, shift, SPLIT: tl.constexpr, SLICE: tl.constexpr):
-    """Program ``part``'s slice of a row's ``count`` staged candidates (``ceil(count / SPLIT)`` of them, on SLICE
-    lanes): raw float32 bits, order keys, columns, which lanes hold one, and each key's bin in the row's histogram
-    over [lo, ...]."""
-    per = (count + SPLIT - 1) // SPLIT
+def _coop_slice_load(slot_keys, slot_cols, part, CAP: tl.constexpr, SPLIT: tl.constexpr, SLICE: tl.constexpr):
+    """Program ``part``'s fixed slice of a row's slot: positions ``part * PER + j`` for j < PER = ceil(CAP / SPLIT)
+    (on SLICE lanes), whatever the row's count. Returns the raw float32 bits, the columns, the slot positions and
+    which lanes lie in the slice.
+
+    Fixed rather than ``ceil(count / SPLIT)`` candidates per program: the addresses then need no count, so the
+    loads go out together with the count's own (one L2 round trip after the row barrier instead of two); lanes past
+    the count read whatever the slot holds, inside its bounds, and ``_coop_slice_bins`` masks them out. Only the
+    first ceil(count / PER) programs then hold candidates: the others have nothing to emit, which costs them no
+    more time, since every step here is a block operation over SLICE lanes either way."""
+    PER: tl.constexpr = (CAP + SPLIT - 1) // SPLIT
     j = tl.arange(0, SLICE)
-    i = part * per + j
-    live = (j < per) & (i < count)
-    raw = tl.load(slot_keys + i, mask=live, other=0, cache_modifier=".cg")
-    cols = tl.load(slot_cols + i, mask=live, other=0, cache_modifier=".cg")
+    pos = part * PER + j
+    inb = (j < PER) & (pos < CAP)
+    raw = tl.load(slot_keys + pos, mask=inb, other=0, cache_modifier=".cg")
+    cols = tl.load(slot_cols + pos, mask=inb, other=0, cache_modifier=".cg")
+    return raw, cols, pos, inb
+
+
+@triton.jit
+def _coop_slice_bins(raw, pos, inb, count, lo, shift):
+    """Which lanes of a slice (``_coop_slice_load``) hold one of the ``count`` staged candidates, and each such
+    candidate's bin in the row's histogram over [lo, ...] in bins of 2**shift keys (0 elsewhere)."""
+    live = inb & (pos < count)
     keys = tl.where(live, _order_key(raw.to(tl.float32, bitcast=True)), 0)
-    digit = tl.where(live, _window_digit(keys, lo, shift, SELECT_BINS), 0)
-    return raw, keys, cols, live, digit
+    return live, tl.where(live, _window_digit(keys, lo, shift, COOP_BINS), 0)
+
+
+@triton.jit
+def _store_staged(out_ptr, val_ptr, pos, cols, raw, sel, HAS_VALUES: tl.constexpr):
+    """Write the ``sel`` lanes' columns to output slots ``pos``, their values from the staged float32 bits ``raw``
+    (the staging converted them to float32 already, so no gather from the row is needed)."""
+    tl.store(out_ptr + pos, cols, mask=sel)
+    if HAS_VALUES:
+        tl.store(val_ptr + pos, raw.to(tl.float32, bitcast=True), mask=sel)
 
 
 @triton.jit
 def _emit_staged(out_ptr, val_ptr, cols, raw, sel, base, HAS_VALUES: tl.constexpr):
-    """Write the selected columns to consecutive slots from ``base``, their values from the staged float32 bits
-    ``raw`` (the staging converted them to float32 already, so no gather from the row is needed)."""
-    pos = base + tl.cumsum(sel.to(tl.int32), 0) - 1
-    tl.store(out_ptr + pos, cols, mask=sel)
-    if HAS_VALUES:
-        tl.store(val_ptr + pos, raw.to(tl.float32, bitcast=True), mask=sel)
+    """``_store_staged`` to consecutive slots from ``base``."""
+    _store_staged(out_ptr, val_ptr, base + tl.cumsum(sel.to(tl.int32), 0) - 1, cols, raw, sel, HAS_VALUES)
+
+
+@triton.jit
+def _select_crossing(out_ptr, val_ptr, x_keys, x_cols, in_b, need, base, M: tl.constexpr, RANK: tl.constexpr,
+                     HAS_VALUES: tl.constexpr):
+    """The cooperative finisher's last step: the ``need`` winners among the row's ``in_b <= M`` compacted
+    crossing-bin candidates (raw float32 bits at ``x_keys``, columns at ``x_cols``), written from output slot
+    ``base``; on an M-lane tile, ranked all-pairs with RANK, else by ``_select_tile``'s radix levels."""
+    j = tl.arange(0, M)
+    small = j < in_b
+    raw = tl.load(x_keys + j, mask=small, other=0, cache_modifier=".cg")
+    cols = tl.load(x_cols + j, mask=small, other=0, cache_modifier=".cg")
+    keys = tl.where(small, _order_key(raw.to(tl.float32, bitcast=True)), 0)
+    if RANK:
+        sel = _rank_select(keys, cols, small, need)
+    else:
+        sel = _select_tile(keys, cols, small, need)
+    _emit_staged(out_ptr, val_ptr, cols, raw, sel, base, HAS_VALUES)
 
 
 @triton.jit
@@ -192,7 +230,7 @@ def _coop_tie_rung(out_ptr, val_ptr, row_ptr, n, part, thr, coop, slot_keys, slo
     the row. PHASE as in the kernel: 2 restages, 3 emits, 0 both around a barrier."""
     tl.static_assert(SPLIT <= CROSS_CAP, "the per-program tie counts use the crossing bin's CROSS_CAP key words")
     start, end = _share_bounds(n, part, SPLIT, TILE)
-    tie_counts = coop + _C_HIST + SELECT_BINS
+    tie_counts = coop + _C_HIST + COOP_BINS
     if PHASE != 3:
         mine = _restage_share_ties(row_ptr, start, end, thr, coop + _C_HIGHER, slot_keys, slot_cols, CAP, TILE, LANES)
         tl.store(tie_counts + part, mine)
@@ -208,8 +246,8 @@ def _coop_tie_rung(out_ptr, val_ptr, row_ptr, n, part, thr, coop, slot_keys, slo
         need = K - higher
         if (higher < K) & (tl.sum(ties, 0) >= need):
             done = tl.full([], 1, tl.int32)
-            raw, keys, cols, live, digit = _coop_slice(slot_keys, slot_cols, higher, part, thr, 0, SPLIT, SLICE)
-            _emit_staged(out_ptr, val_ptr, cols, raw, live, part * ((higher + SPLIT - 1) // SPLIT), HAS_VALUES)
+            raw, cols, pos, inb = _coop_slice_load(slot_keys, slot_cols, part, CAP, SPLIT, SLICE)
+            _store_staged(out_ptr, val_ptr, pos, cols, raw, inb & (pos < higher), HAS_VALUES)
             if before < need:
                 _emit_column_order(out_ptr, val_ptr, row_ptr, start, end, thr, higher + before, need - before, False,
                                    TILE, HAS_VALUES)
@@ -229,14 +267,15 @@ def _gvr_split_coop_kernel(
     HINT_FREE: tl.constexpr,
     VARLEN: tl.constexpr, HAS_VALUES: tl.constexpr, LANES: tl.constexpr, TIE_RUNG: tl.constexpr,
     REFINE_TILE: tl.constexpr, SLICE: tl.constexpr, COOP_WORDS: tl.constexpr, WINDOW: tl.constexpr,
-    PHASE: tl.constexpr,
+    RANK_MAX: tl.constexpr, PHASE: tl.constexpr,
 ):
     """The split family with a shared selection: grid (SPLIT, rows), every program resident (cooperative launch).
 
     PHASE 0 runs everything in one launch with spin barriers; PHASE 1, 2, 3 run its three parts as separate launches
     (stage; slice histograms without WINDOW, the tie rung's restaging; emission and finish), for Triton's
     interpreter. SLICE: lanes of a program's slice of the candidates, a power of two >= CAP / SPLIT and >= the
-    program's threads. TILE, REFINE_TILE: as in the split kernel."""
+    program's threads. RANK_MAX: the largest crossing bin the finisher ranks all-pairs (0: never;
+    ``tuning.SPLIT_COOP_RANK_MAX``). TILE, REFINE_TILE: as in the split kernel."""
     part = tl.program_id(0)
     row = tl.program_id(1)
     n, row_ptr, out_ptr, val_ptr = _split_row(row, indices_ptr, values_ptr, logits_ptr, kv_lens_ptr, n_bound,
@@ -253,9 +292,9 @@ def _gvr_split_coop_kernel(
         coop = ws_coop_ptr + row.to(tl.int64) * COOP_WORDS
         ucoop = coop.to(tl.pointer_type(tl.uint32))
         hist_ptr = coop + _C_HIST
-        x_keys = coop + _C_HIST + SELECT_BINS
-        x_cols = coop + _C_HIST + SELECT_BINS + CROSS_CAP
-        bins = tl.arange(0, SELECT_BINS)
+        x_keys = coop + _C_HIST + COOP_BINS
+        x_cols = coop + _C_HIST + COOP_BINS + CROSS_CAP
+        bins = tl.arange(0, COOP_BINS)
         # ---- stage this program's share; the row's key window ----
         if PHASE <= 1:
             start, end = _share_bounds(n, part, SPLIT, TILE)
@@ -265,15 +304,15 @@ def _gvr_split_coop_kernel(
                 # staging and one barrier fewer is needed.
                 thr, lo, hi = _row_threshold_window(row_ptr, n, aim, CAP, SAMPLE, SAMPLE_GROUP)
                 _stage_share_prefetched(x0, row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP, TILE,
-                                        LANES, False, hist_ptr, lo, _digit_shift(hi - lo, SELECT_BITS), True,
-                                        SELECT_BINS)
+                                        LANES, False, hist_ptr, lo, _digit_shift(hi - lo, COOP_BITS), True,
+                                        COOP_BINS)
                 if part == 0:
                     tl.store(ucoop + _C_LO, lo)
                     tl.store(ucoop + _C_HI, hi)
             else:
                 thr = _row_threshold(row_ptr, n, aim, CAP, SAMPLE, SAMPLE_GROUP)
                 lo, hi = _stage_share_prefetched(x0, row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP,
-                                                 TILE, LANES, True, hist_ptr, 0, 0, False, SELECT_BINS)
+                                                 TILE, LANES, True, hist_ptr, 0, 0, False, COOP_BINS)
                 tl.atomic_max(ucoop + _C_LO, 0xFFFFFFFF - lo, sem="relaxed")
                 tl.atomic_max(ucoop + _C_HI, hi, sem="relaxed")
             if PHASE == 1:
@@ -291,6 +330,9 @@ def _gvr_split_coop_kernel(
                 lo = tl.load(ucoop + _C_LO, cache_modifier=".cg")
                 hi = tl.load(ucoop + _C_HI, cache_modifier=".cg")
                 hist = tl.load(hist_ptr + bins, cache_modifier=".cg")
+            if (PHASE == 3) | ((PHASE == 0) & (WINDOW == 1)):
+                # The slice needs no count to be addressed, so its loads go out with the count's.
+                raw, cols, pos, inb = _coop_slice_load(slot_keys, slot_cols, part, CAP, SPLIT, SLICE)
             accept = (count >= K) & (count <= CAP)
             above = tl.zeros([], tl.int32)
             in_b = tl.zeros([], tl.int32)
@@ -307,38 +349,44 @@ def _gvr_split_coop_kernel(
                 if not WINDOW:
                     lo = 0xFFFFFFFF - tl.load(ucoop + _C_LO, cache_modifier=".cg")
                     hi = tl.load(ucoop + _C_HI, cache_modifier=".cg")
-                shift = _digit_shift(hi - lo, SELECT_BITS)
+                shift = _digit_shift(hi - lo, COOP_BITS)
                 # ---- the row's histogram over its key window: every program adds its slice's ----
                 if (PHASE != 3) & (not WINDOW):
-                    raw, keys, cols, live, digit = _coop_slice(slot_keys, slot_cols, count, part, lo, shift, SPLIT,
-                                                               SLICE)
-                    mine = tl.histogram(digit, SELECT_BINS, mask=live)
+                    raw, cols, pos, inb = _coop_slice_load(slot_keys, slot_cols, part, CAP, SPLIT, SLICE)
+                    live, digit = _coop_slice_bins(raw, pos, inb, count, lo, shift)
+                    mine = tl.histogram(digit, COOP_BINS, mask=live)
                     tl.atomic_add(hist_ptr + bins, mine, mask=mine > 0, sem="relaxed")
                 if (PHASE == 0) & (not WINDOW):
                     _row_barrier(coop + _C_BAR, 2 * SPLIT)
                 if (PHASE == 3) | ((PHASE == 0) & (WINDOW == 1)):
-                    raw, keys, cols, live, digit = _coop_slice(slot_keys, slot_cols, count, part, lo, shift, SPLIT,
-                                                               SLICE)
+                    live, digit = _coop_slice_bins(raw, pos, inb, count, lo, shift)
                 # ---- each program emits its certain winners and compacts its part of the crossing bin ----
                 if PHASE != 2:
                     if not WINDOW:
                         hist = tl.load(hist_ptr + bins, cache_modifier=".cg")
-                    b, above, in_b = _crossing_bin(hist, K, SELECT_BINS)
+                    b, above, in_b = _crossing_bin(hist, K, COOP_BINS)
                     if in_b <= CROSS_CAP:
                         # need == in_b: the whole crossing bin is needed, nothing to refine. (A scalar condition
                         # goes through tl.where: Triton's interpreter rejects a mask made with `&` of a scalar.)
                         whole = K - above == in_b
                         sel = live & tl.where(whole, digit >= b, digit > b)
                         cross = tl.where(whole, False, live & (digit == b))
-                        # One 64-bit atomic reserves both: emitted winners (low half), compacted candidates (high).
-                        n_sel = tl.sum(sel.to(tl.int32), 0).to(tl.int64)
-                        n_cross = tl.sum(cross.to(tl.int32), 0).to(tl.int64)
+                        # Both counts in one int32 (emitted winners low, crossing candidates high; a slice holds
+                        # fewer than 2**15 lanes), so one reduction and one scan serve both. One 64-bit atomic
+                        # reserves both (winners in its low half, compacted candidates in its high half); the scan
+                        # does not wait for it.
+                        tl.static_assert(SLICE < 32768, "the packed counts hold at most 2**15 - 1 per half")
+                        packed = sel.to(tl.int32) | (cross.to(tl.int32) << 16)
+                        both = tl.sum(packed, 0)
                         pair = coop.to(tl.pointer_type(tl.int64)) + _C_PAIR // 2
-                        old = tl.atomic_add(pair, (n_cross << 32) | n_sel, sem="relaxed")
-                        cpos = (old >> 32).to(tl.int32) + tl.cumsum(cross.to(tl.int32), 0) - 1
+                        old = tl.atomic_add(pair, ((both >> 16).to(tl.int64) << 32) | (both & 0xFFFF).to(tl.int64),
+                                            sem="relaxed")
+                        run = tl.cumsum(packed, 0)
+                        cpos = (old >> 32).to(tl.int32) + (run >> 16) - 1
                         tl.store(x_keys + cpos, raw, mask=cross)
                         tl.store(x_cols + cpos, cols, mask=cross)
-                        _emit_staged(out_ptr, val_ptr, cols, raw, sel, (old & 0xFFFFFFFF).to(tl.int32), HAS_VALUES)
+                        _store_staged(out_ptr, val_ptr, (old & 0xFFFFFFFF).to(tl.int32) + (run & 0xFFFF) - 1, cols,
+                                      raw, sel, HAS_VALUES)
             # ---- the last program to finish completes the row and resets its scratch ----
             if PHASE != 2:
                 tl.debug_barrier()
@@ -346,13 +394,16 @@ def _gvr_split_coop_kernel(
                 if arrived == SPLIT - 1:
                     if accept & (in_b <= CROSS_CAP):
                         if K - above < in_b:
-                            j = tl.arange(0, CROSS_CAP)
-                            small = j < in_b
-                            sraw = tl.load(x_keys + j, mask=small, other=0, cache_modifier=".cg")
-                            scols = tl.load(x_cols + j, mask=small, other=0, cache_modifier=".cg")
-                            skeys = tl.where(small, _order_key(sraw.to(tl.float32, bitcast=True)), 0)
-                            ssel = _select_tile(skeys, scols, small, K - above)
-                            _emit_staged(out_ptr, val_ptr, scols, sraw, ssel, above, HAS_VALUES)
+                            if RANK_MAX > 0:
+                                if in_b <= RANK_MAX:  # the usual case: a few candidates
+                                    _select_crossing(out_ptr, val_ptr, x_keys, x_cols, in_b, K - above, above,
+                                                     RANK_MAX, True, HAS_VALUES)
+                                else:
+                                    _select_crossing(out_ptr, val_ptr, x_keys, x_cols, in_b, K - above, above,
+                                                     CROSS_CAP, False, HAS_VALUES)
+                            else:
+                                _select_crossing(out_ptr, val_ptr, x_keys, x_cols, in_b, K - above, above, CROSS_CAP,
+                                                 False, HAS_VALUES)
                         tl.atomic_xchg(count_ptr, 0, sem="relaxed")
                     elif tie_done != 0:
                         tl.atomic_xchg(count_ptr, 0, sem="relaxed")
@@ -371,6 +422,6 @@ def _gvr_split_coop_kernel(
                                     n, count, thr, aim, count_ptr, slot_keys, slot_cols, K, KB, REFINE_TILE, CAP,
                                     SAMPLE, SAMPLE_GROUP, MIN_TILE, HINT_FREE, HAS_VALUES, LANES, TIE_RUNG, 0)
                     # Every other program has passed both barriers and finished with the scratch.
-                    tl.store(coop + _C_HIST + bins, tl.zeros([SELECT_BINS], tl.int32))
+                    tl.store(coop + _C_HIST + bins, tl.zeros([COOP_BINS], tl.int32))
                     words = tl.arange(0, 8)
                     tl.store(coop + words, tl.zeros([8], tl.int32))

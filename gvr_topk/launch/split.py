@@ -102,12 +102,16 @@ def family_kwargs(plan: Plan, rows: int, device=None) -> dict:
     ``device`` (a ``torch.device``; None: as under the interpreter)."""
     if tuning.SPLIT_COOP_WINDOW not in (0, 1):
         raise ValueError(f"tuning.SPLIT_COOP_WINDOW: expected 0 or 1, got {tuning.SPLIT_COOP_WINDOW!r}")
+    rank_max = tuning.SPLIT_COOP_RANK_MAX
+    if type(rank_max) is not int or rank_max < 0 or rank_max & (rank_max - 1) or rank_max > tuning.CROSS_CAP:
+        raise ValueError(f"tuning.SPLIT_COOP_RANK_MAX: expected 0 or a power of two <= CROSS_CAP "
+                         f"({tuning.CROSS_CAP}), got {rank_max!r}")
     return dict(aim=plan.aim, TILE=plan.block, CAP=plan.cap, SAMPLE=plan.sample, SAMPLE_GROUP=tuning.SAMPLE_GROUP,
                 MIN_TILE=tuning.SELECT_MIN_TILE, SPLIT=plan.split,
                 LANES=stage_lanes(plan.block, plan.num_warps), TIE_RUNG=tuning.TIE_RUNG,
                 REFINE_TILE=tuning.SPLIT_TILE, num_warps=plan.num_warps,
                 SLICE=slice_lanes(plan), COOP_WORDS=ws.coop_words(), WINDOW=int(tuning.SPLIT_COOP_WINDOW),
-                COOP=coop_mode(plan, rows, device))
+                RANK_MAX=rank_max, COOP=coop_mode(plan, rows, device))
 
 
 def workspace_kwargs(plan: Plan, rows: int, workspace) -> dict:

@@ -9,6 +9,8 @@ and the row scratch must be back at rest after each call: CUDA-graph replays rel
 
 import pytest
 import torch
+import triton
+import triton.language as tl
 
 import gvr_topk
 from gvr_topk import api
@@ -16,6 +18,7 @@ from gvr_topk import dispatch
 from gvr_topk import reference
 from gvr_topk import tuning
 from gvr_topk import workspace as wsm
+from gvr_topk.kernels._common import _rank_select
 from gvr_topk.launch import split as lsplit
 from gvr_topk.testing import check_exact
 
@@ -104,6 +107,15 @@ def test_window_setting_is_checked(monkeypatch):
         lsplit.family_kwargs(plan, 1)
 
 
+@pytest.mark.parametrize("bad", [3, -1, 2 * tuning.CROSS_CAP, 64.0, True])
+def test_rank_setting_is_checked(monkeypatch, bad):
+    plan = gvr_topk.route(1, 131075, 131075, 2048)
+    assert lsplit.family_kwargs(plan, 1)["RANK_MAX"] == tuning.SPLIT_COOP_RANK_MAX
+    monkeypatch.setattr(tuning, "SPLIT_COOP_RANK_MAX", bad)
+    with pytest.raises(ValueError, match=r"SPLIT_COOP_RANK_MAX: expected 0 or a power of two <= CROSS_CAP"):
+        lsplit.family_kwargs(plan, 1)
+
+
 def test_phased_launches_by_window(monkeypatch):
     """The interpreter's phased form runs all three parts with either window: the middle one also holds the shared
     tie rung's restaging."""
@@ -163,7 +175,7 @@ def _scratch_at_rest(ws: torch.Tensor, rows: int) -> bool:
     if (words[:2 * rows] != 0).any():
         return False
     coop = wsm.coop_view(ws).view(-1, wsm.coop_words())[:rows]
-    return bool((coop[:, :8 + (1 << tuning.SELECT_BIN_BITS)] == 0).all())
+    return bool((coop[:, :8 + (1 << tuning.SPLIT_COOP_BIN_BITS)] == 0).all())
 
 
 def _call_twice(x, k, kv, hint=None, values=True):
@@ -266,6 +278,79 @@ def test_long_staging_tile(monkeypatch, kind, n, coop):
         api.clear_launch_cache()
 
 
+# ---- the finisher's select of the crossing bin -------------------------------------------------------------------
+
+@triton.jit
+def _rank_select_kernel(keys_ptr, cols_ptr, cand_ptr, need_ptr, out_ptr, M: tl.constexpr):
+    j = tl.arange(0, M)
+    keys = tl.load(keys_ptr + j).to(tl.uint32, bitcast=True)
+    sel = _rank_select(keys, tl.load(cols_ptr + j), tl.load(cand_ptr + j) != 0, tl.load(need_ptr))
+    tl.store(out_ptr + j, sel.to(tl.int32))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_rank_select_follows_the_tie_rule(seed):
+    """``_rank_select`` picks exactly ``need`` candidates: the larger keys first, then the lowest columns among the
+    tied, as ``_select_tile`` does; keys span the whole uint32 range (both signs of float32) with many ties, and
+    columns are in any order."""
+    m = 64
+    g = torch.Generator().manual_seed(seed)
+    pool = torch.tensor([0, 1, 0x7FFFFFFF, 0x80000000, 0x80000001, 0xBF800000, 0xFFFFFFFF], dtype=torch.int64)
+    keys = pool[torch.randint(0, pool.numel(), (m,), generator=g)]
+    keys = torch.where(torch.rand(m, generator=g) < 0.3, torch.randint(0, 1 << 32, (m,), generator=g), keys)
+    cols = torch.randperm(1000, generator=g)[:m].to(torch.int32)
+    cand = torch.rand(m, generator=g) < 0.8
+    count = int(cand.sum())
+    for need in sorted({1, count // 2, count - 1, count} - {0}):
+        out = torch.zeros(m, dtype=torch.int32, device=DEV)
+        _rank_select_kernel[(1,)](keys.to(torch.int32).to(DEV), cols.to(DEV), cand.to(torch.int32).to(DEV),
+                                  torch.tensor([need], dtype=torch.int32, device=DEV), out, M=m, num_warps=4)
+        idx = cand.nonzero().flatten().tolist()
+        want = sorted(idx, key=lambda i: (-int(keys[i]), int(cols[i])))[:need]
+        assert sorted(out.cpu().nonzero().flatten().tolist()) == sorted(want), f"need={need}"
+
+
+def _crossing_bin(x: torch.Tensor, n: int, k: int, plan) -> tuple:
+    """Host mirror of the cooperative form's crossing bin (sample window, ``tuning.SPLIT_COOP_BIN_BITS`` bins) for a
+    decode-like row: (candidates in it, how many of them are needed)."""
+    keys = reference.order_keys(x[:n].cpu()).to(torch.int64)
+    rank = reference.sample_rank(n, plan.aim, plan.sample)
+    thr = reference.sample_threshold(keys, rank, plan.sample, tuning.SAMPLE_GROUP)
+    sampled = keys[reference.sample_columns(n, plan.sample, tuning.SAMPLE_GROUP)]
+    top = max(int(sampled[sampled < 0xFF800000].max()), thr)
+    cand = keys[keys >= thr]
+    bits = tuning.SPLIT_COOP_BIN_BITS
+    digit = torch.clamp((cand - thr) >> reference.digit_shift(top - thr, bits), max=(1 << bits) - 1)
+    hist = torch.bincount(digit, minlength=1 << bits)
+    at_or_above = torch.flip(torch.cumsum(torch.flip(hist, [0]), 0), [0])
+    b = int((at_or_above >= k).nonzero().max())
+    return int(hist[b]), k - int(at_or_above[b] - hist[b])
+
+
+@pytest.fixture(params=[0, 2, 64], ids=["radix", "rank_max_2", "rank_max_64"])
+def rank_max(request, monkeypatch):
+    """The finisher's two selects of the crossing bin (``tuning.SPLIT_COOP_RANK_MAX``): radix levels only, the rank
+    for bins of at most 2 candidates (the radix otherwise), the rank up to 64."""
+    monkeypatch.setattr(tuning, "SPLIT_COOP_RANK_MAX", request.param)
+    api.clear_launch_cache()
+    yield request.param
+    api.clear_launch_cache()
+
+
+@pytest.mark.parametrize("kind", ["randn", "ties"])
+def test_crossing_bin_by_rank_or_radix(kind, rank_max):
+    """A crossing bin of a few candidates, partly needed (the host mirror says so, so the finisher's select runs),
+    selected exactly by either select."""
+    rows, n, k = 2, 20000, 2048
+    plan = gvr_topk.route(rows, n, n, k)
+    assert plan.coop
+    x = _rows(kind, rows, n, k, seed=29)
+    for r in range(rows):
+        in_b, need = _crossing_bin(x[r], n, k, plan)
+        assert need < in_b <= 64, (r, in_b, need)
+    _call_twice(x, k, torch.full((rows,), n, dtype=torch.int32, device=DEV))
+
+
 # ---- the shared tie rung ---------------------------------------------------------------------------------------------
 
 def _tie_rows(kind: str, rows: int, n: int, k: int, seed: int) -> torch.Tensor:
@@ -293,7 +378,7 @@ def _tie_rows(kind: str, rows: int, n: int, k: int, seed: int) -> torch.Tensor:
 def _tie_counts(ws: torch.Tensor, rows: int, split: int) -> torch.Tensor:
     """The per-program tie counts the shared tie rung leaves in each row's scratch (they need no reset)."""
     coop = wsm.coop_view(ws).view(-1, wsm.coop_words())[:rows].cpu()
-    at = 8 + (1 << tuning.SELECT_BIN_BITS)
+    at = 8 + (1 << tuning.SPLIT_COOP_BIN_BITS)
     return coop[:, at:at + split]
 
 

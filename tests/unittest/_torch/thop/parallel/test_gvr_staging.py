@@ -18,6 +18,7 @@ import triton
 import triton.language as tl
 
 from gvr_topk import reference
+from gvr_topk import tuning
 from gvr_topk.kernels._common import _load_tile
 from gvr_topk.kernels._common import _share_bounds
 from gvr_topk.kernels._common import _stage_share
@@ -71,8 +72,9 @@ def _stage_row_kernel(row_ptr, thr_ptr, count_ptr, keys_ptr, cols_ptr, span_ptr,
 PATHS = {"loop": (0, False, False), "first_tile_preloaded": (1, False, False), "one_ahead": (2, False, False),
          "one_ahead_span": (2, True, False), "one_ahead_hist": (2, False, True),
          "survivors_only": (3, False, False), "survivors_only_ahead": (4, False, False)}
-#: Bins of the histogram path (the split family's SELECT_BINS at SELECT_BIN_BITS 7).
-NBINS = 128
+#: Bits and bins of the histogram path: the split family's cooperative row histogram.
+BIN_BITS = tuning.SPLIT_COOP_BIN_BITS
+NBINS = 1 << BIN_BITS
 
 
 def _bits(values) -> torch.Tensor:
@@ -131,7 +133,7 @@ def test_staging_admits_an_upward_closed_superset(thr, tile, lanes, split, path)
     # The histogram's window as the cooperative split kernel takes it: from the threshold up to a higher key (here
     # +1.0's), so admitted keys fall below it (-0.0 under a threshold at +0.0's key, negative NaNs), in it, and past it.
     win_lo, win_hi = thr, max(thr, 0x3F800000 | 0x80000000)
-    shift = reference.digit_shift(win_hi - win_lo, 7)
+    shift = reference.digit_shift(win_hi - win_lo, BIN_BITS)
     hist = torch.zeros(NBINS, dtype=torch.int32, device=DEV)
     win_t = torch.tensor([win_lo], dtype=torch.int64).to(torch.int32).to(DEV)
     kind, with_span, with_hist = PATHS[path]
