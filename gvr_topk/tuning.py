@@ -24,7 +24,9 @@ PROVENANCE = {
               "(entry 17); the split family's cooperative form and its routing rule: probe_ab.py over exported trees "
               "(entry 18); the split family's tile look-ahead (entry 19) and long staging tile: probe_sample.py, "
               "then probe_ab.py over exported trees (entry 20); the streaming family's per-row waits (entry 23) and "
-              "the split family's cooperative sample window and aim bound (entry 24): probe_sample.py",
+              "the split family's cooperative sample window and aim bound (entry 24): probe_sample.py; the "
+              "cooperative row histogram's bits and the finisher's rank bound (entry 27): probe_ab.py over exported "
+              "trees",
     "gpu": "NVIDIA H200 (132 SMs, 60 MB L2), driver 580.159.04, torch 2.11, Triton 3.6",
     "date": "2026-12-02",
     "command": "python benchmarks/probe_stream2.py --quick; python benchmarks/probe_primitives.py; "

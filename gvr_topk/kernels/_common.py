@@ -133,6 +133,20 @@ def _crossing_bin(hist, need, NBINS: tl.constexpr):
 
 
 @triton.jit
+def _crossing_bin_counted(hist, count, need, NBINS: tl.constexpr):
+    """``_crossing_bin`` of a histogram of ``count`` entries whose bin 0 was not counted (it reads 0): bin 0 holds
+    every entry the other bins do not, ``count`` minus their sum. The same two block operations: the suffix scan
+    already gives that sum at bin 0."""
+    bins = tl.arange(0, NBINS)
+    scan = tl.cumsum(hist, 0, reverse=True)  # at bin 0: the entries of bins 1 and up
+    at_or_above = tl.where(bins == 0, count, scan)
+    in_b = tl.where(bins == 0, count - scan, hist)
+    ok = at_or_above >= need
+    b, above, in_b = tl.reduce((tl.where(ok, bins, -1), at_or_above - in_b, in_b), 0, _pick_higher_bin)
+    return b, above, in_b
+
+
+@triton.jit
 def _digit_shift(span, BITS: tl.constexpr):
     """A shift with (span >> shift) < 2**BITS, so one radix level splits the window into at most 2**BITS bins: the
     bit length of ``span`` minus BITS, read from the float32 exponent of ``span`` (no loop; ``reference.digit_shift``
@@ -786,7 +800,10 @@ def _stage_share_prefetched(x0, row_ptr, start, end, thr, count_ptr, slot_keys, 
     tile admits a few percent of its scores, and ``tl.histogram`` of a masked 2-D tile miscounts on Triton 3.6
     (``_sample_bracket``). Admitted scores past the capacity are not counted: the attempt fails and its histogram is
     never read, and on a row of ties (all equal, -inf tails) every admitted score would hit the same bin, one
-    address, serialising ~131K atomics per row (NOTES entry 25: 8 x 131075 all equal 93 -> 202 us).
+    address, serialising ~131K atomics per row (NOTES entry 25: 8 x 131075 all equal 93 -> 202 us). Nor is bin 0
+    (``_crossing_bin_counted`` derives it from the row's count): the bin of the window's lowest keys and of every
+    admitted key below the window, where the staged scores of a row of ties (its threshold is the tied key) and most
+    of a row admitted whole (n <= CAP) fall, each another run of same-address atomics.
 
     Why (NOTES entry 19): a split program is one per SM, so nothing else on the SM hides its loads; without the
     look-ahead each tile cost a full memory round trip, then its staging (8 x 131075 K=2048: 32.7 -> 26.6 us).
@@ -805,7 +822,7 @@ def _stage_share_prefetched(x0, row_ptr, start, end, thr, count_ptr, slot_keys, 
             lo, hi = _admitted_span(x, ((s + offs) < end) & ~(x < f), lo, hi)
         if HIST:
             digit = _window_digit(tl.reshape(_order_key(x), [TILE]), win_lo, shift, NBINS)
-            tl.atomic_add(hist_ptr + digit, tl.full([TILE], 1, tl.int32), mask=in_slot, sem="relaxed")
+            tl.atomic_add(hist_ptr + digit, tl.full([TILE], 1, tl.int32), mask=in_slot & (digit > 0), sem="relaxed")
         x = ahead
     if SPAN:
         lo, hi = tl.reduce((tl.reshape(lo, [TILE]), tl.reshape(hi, [TILE])), 0, _minmax_combine)

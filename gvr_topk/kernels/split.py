@@ -41,7 +41,8 @@ Row scratch of the cooperative form (int32 words of ``ws_coop_ptr``, zero at res
 0 barrier arrivals, 1 complement of the smallest admitted key (with WINDOW: the window's low key), 2 largest
 admitted key (with WINDOW: the window's high key), 3 finished programs, 4-5 one int64 counting emitted certain
 winners (low half) and compacted crossing-bin candidates (high half), 6 the threshold (bits; separate launches
-only), 7 the tie rung's count of scores above the tied key, 8.. the COOP_BINS-bin histogram, then CROSS_CAP
+only), 7 the tie rung's count of scores above the tied key, 8.. the COOP_BINS-bin histogram (bin 0 left at zero:
+the row's count gives it), then CROSS_CAP
 compacted scores (float32 bits; the tie rung's per-program tie counts) and CROSS_CAP columns (these two need no
 reset).
 """
@@ -52,7 +53,7 @@ import triton.language as tl
 from ._common import COOP_BINS
 from ._common import COOP_BITS
 from ._common import CROSS_CAP
-from ._common import _crossing_bin
+from ._common import _crossing_bin_counted
 from ._common import _digit_shift
 from ._common import _emit_column_order
 from ._common import _emit_short
@@ -355,7 +356,8 @@ def _gvr_split_coop_kernel(
                     raw, cols, pos, inb = _coop_slice_load(slot_keys, slot_cols, part, CAP, SPLIT, SLICE)
                     live, digit = _coop_slice_bins(raw, pos, inb, count, lo, shift)
                     mine = tl.histogram(digit, COOP_BINS, mask=live)
-                    tl.atomic_add(hist_ptr + bins, mine, mask=mine > 0, sem="relaxed")
+                    # Bin 0 is left uncounted, as the staging leaves it with WINDOW (``_crossing_bin_counted``).
+                    tl.atomic_add(hist_ptr + bins, mine, mask=(mine > 0) & (bins > 0), sem="relaxed")
                 if (PHASE == 0) & (not WINDOW):
                     _row_barrier(coop + _C_BAR, 2 * SPLIT)
                 if (PHASE == 3) | ((PHASE == 0) & (WINDOW == 1)):
@@ -364,7 +366,7 @@ def _gvr_split_coop_kernel(
                 if PHASE != 2:
                     if not WINDOW:
                         hist = tl.load(hist_ptr + bins, cache_modifier=".cg")
-                    b, above, in_b = _crossing_bin(hist, K, COOP_BINS)
+                    b, above, in_b = _crossing_bin_counted(hist, count, K, COOP_BINS)
                     if in_b <= CROSS_CAP:
                         # need == in_b: the whole crossing bin is needed, nothing to refine. (A scalar condition
                         # goes through tl.where: Triton's interpreter rejects a mask made with `&` of a scalar.)

@@ -18,6 +18,7 @@ from gvr_topk import dispatch
 from gvr_topk import reference
 from gvr_topk import tuning
 from gvr_topk import workspace as wsm
+from gvr_topk.kernels._common import _crossing_bin_counted
 from gvr_topk.kernels._common import _rank_select
 from gvr_topk.launch import split as lsplit
 from gvr_topk.testing import check_exact
@@ -308,6 +309,36 @@ def test_rank_select_follows_the_tie_rule(seed):
         idx = cand.nonzero().flatten().tolist()
         want = sorted(idx, key=lambda i: (-int(keys[i]), int(cols[i])))[:need]
         assert sorted(out.cpu().nonzero().flatten().tolist()) == sorted(want), f"need={need}"
+
+
+@triton.jit
+def _crossing_bin_counted_kernel(hist_ptr, count, need, out_ptr, NBINS: tl.constexpr):
+    b, above, in_b = _crossing_bin_counted(tl.load(hist_ptr + tl.arange(0, NBINS)), count, need, NBINS)
+    tl.store(out_ptr, b)
+    tl.store(out_ptr + 1, above)
+    tl.store(out_ptr + 2, in_b)
+
+
+@pytest.mark.parametrize("need_at", ["top", "middle", "bin_1", "bin_0", "all"])
+def test_crossing_bin_with_bin_0_from_the_count(need_at):
+    """The row histogram leaves bin 0 uncounted (it reads 0); ``_crossing_bin_counted`` takes it as the row's count
+    minus the other bins: the crossing bin, the entries above it and in it, as on the full histogram."""
+    nbins = 64
+    g = torch.Generator().manual_seed(5)
+    full = torch.randint(0, 4, (nbins,), generator=g)
+    full[0], full[1] = 37, 5
+    count = int(full.sum())
+    above_1 = int(full[1:].sum())
+    need = {"top": 1, "middle": int(full[nbins // 2:].sum()), "bin_1": above_1, "bin_0": above_1 + 1,
+            "all": count}[need_at]
+    counted = full.clone()
+    counted[0] = 0
+    out = torch.zeros(3, dtype=torch.int32, device=DEV)
+    _crossing_bin_counted_kernel[(1,)](counted.to(torch.int32).to(DEV), count, need, out, NBINS=nbins, num_warps=4)
+    at_or_above = torch.flip(torch.cumsum(torch.flip(full, [0]), 0), [0])
+    b = int((at_or_above >= need).nonzero().max())
+    assert out.cpu().tolist() == [b, int(at_or_above[b] - full[b]), int(full[b])]
+    assert (b == 0) == (need_at in ("bin_0", "all"))
 
 
 def _crossing_bin(x: torch.Tensor, n: int, k: int, plan) -> tuple:
