@@ -228,7 +228,7 @@ SPLIT_COOP_WINDOW = 1
 #: keeps SELECT_BIN_BITS: there the histogram is a ``tl.histogram`` over the staged tile, whose cost grows with the
 #: bins. Measured on the H200 (probe_ab.py, NOTES entry 27, hint-free, us, 7 bits / 10 bits, both without the rank):
 #: 1 x 131075 K=2048 18.9 / 18.5, 8 x 131075 K=2048 27.4 / 27.1, but 1 x 16387 K=2048 15.9 / 16.6 and 8 x 16387
-#: K=512 17.0 / 18.2: adopted with the rank alone (below).
+#: K=512 17.0 / 18.2: adopted only together with the rank (below).
 SPLIT_COOP_BIN_BITS = 10
 #: The cooperative finisher selects a compacted crossing bin of at most this many candidates by one all-pairs rank
 #: (``_common._rank_select``: a [M, M] compare and one reduction) instead of radix levels on the CROSS_CAP-lane tile
