@@ -166,6 +166,49 @@ def sample_threshold(keys: torch.Tensor, rank: int, sample: int, group: int) -> 
     return lo
 
 
+def coop_crossing_bin(keys: torch.Tensor, k: int, plan, bits: Optional[int] = None) -> tuple:
+    """The crossing bin the split family's cooperative form leaves to its finisher, for one row (host mirror).
+
+    The kernel stages the row against the sample threshold (the whole row when it fits the slot) and counts what it
+    stages into a histogram of ``2**bits`` bins over the sample's window: from the threshold to the largest sampled
+    key below +inf's, keys below the window in bin 0 and keys past it in the last bin (``_common._sample_bracket``,
+    ``_window_digit``). The crossing bin is the highest bin whose count of keys at or above it reaches K. Mirrors
+    rows whose threshold is an exact key set (the staging admits exactly the keys at or above it; a threshold at
+    +0.0's key also admits -0.0) and that stage at least K scores, as decode rows do. Used to size the histogram
+    (``benchmarks/sim_crossing_bin.py``).
+
+    Parameters
+    ----------
+    keys : torch.Tensor
+        int64 ``(n,)`` order keys of one row (:func:`order_keys`), ``n >= plan.sample``.
+    k : int
+        Selections per row.
+    plan : gvr_topk.dispatch.Plan
+        The split family's plan for the row (its ``aim``, ``sample`` and ``cap``).
+    bits : int, optional
+        Histogram bits (default ``tuning.SPLIT_COOP_BIN_BITS``).
+
+    Returns
+    -------
+    tuple of int
+        (candidates in the crossing bin, how many of them are needed); equal when the whole bin is needed.
+    """
+    bits = tuning.SPLIT_COOP_BIN_BITS if bits is None else bits
+    n = keys.numel()
+    rank = sample_rank(n, plan.aim, plan.sample)
+    lo = sample_threshold(keys, rank, plan.sample, tuning.SAMPLE_GROUP)
+    sampled = keys[sample_columns(n, plan.sample, tuning.SAMPLE_GROUP)]
+    finite = sampled[sampled < 0xFF800000]  # the key of +inf; NaNs lie above it
+    top = max(int(finite.max()) if finite.numel() else 0, lo)
+    staged = keys[keys >= (1 if n <= plan.cap else lo)]
+    digit = torch.where(staged >= lo, torch.clamp((staged - lo) >> digit_shift(top - lo, bits), max=(1 << bits) - 1),
+                        0)
+    hist = torch.bincount(digit, minlength=1 << bits)
+    at_or_above = torch.flip(torch.cumsum(torch.flip(hist, [0]), 0), [0])
+    b = int((at_or_above >= k).nonzero().max())
+    return int(hist[b]), k - int(at_or_above[b] - hist[b])
+
+
 def topk_varlen(logits: torch.Tensor, kv_lens: Optional[torch.Tensor], k: int, *, next_n: int = 1,
                 compress_ratio: int = 1, n_valid: Optional[int] = None):
     """Reference selection for every row.

@@ -223,12 +223,12 @@ SPLIT_COOP_WINDOW = 1
 #: bins cost no more per staged score (the atomics spread over more addresses) and only a few more words per thread
 #: after the row barrier (load, suffix scan, the finisher's reset), while the crossing bin shrinks with each bit:
 #: 10 (was SELECT_BIN_BITS, 7) leaves its finisher a crossing bin of a few candidates on decode rows (host replay of
-#: the benchmark's rows, 64 per cell, n 16387 / 131075, K 512 / 2048: median 4-18 candidates, at most 41, against
-#: 25-134 and 332 at 7 bits), which the all-pairs rank (SPLIT_COOP_RANK_MAX) selects. The lone finisher's select
-#: keeps SELECT_BIN_BITS: there the histogram is a ``tl.histogram`` over the staged tile, whose cost grows with the
-#: bins. Measured on the H200 (probe_ab.py, NOTES entry 27, hint-free, us, 7 bits / 10 bits, both without the rank):
-#: 1 x 131075 K=2048 18.9 / 18.5, 8 x 131075 K=2048 27.4 / 27.1, but 1 x 16387 K=2048 15.9 / 16.6 and 8 x 16387
-#: K=512 17.0 / 18.2: adopted only together with the rank (below).
+#: the benchmark's rows, ``benchmarks/sim_crossing_bin.py``, 64 per cell, n 16387 / 131075, K 512 / 2048: median
+#: 4-18 candidates, at most 41, against 25-134 and 332 at 7 bits), which the all-pairs rank (SPLIT_COOP_RANK_MAX)
+#: selects. The lone finisher's select keeps SELECT_BIN_BITS: there the histogram is a ``tl.histogram`` over the
+#: staged tile, whose cost grows with the bins. Measured on the H200 (probe_ab.py, NOTES entry 27, hint-free, us,
+#: 7 bits / 10 bits, both without the rank): 1 x 131075 K=2048 18.9 / 18.5, 8 x 131075 K=2048 27.4 / 27.1, but
+#: 1 x 16387 K=2048 15.9 / 16.6 and 8 x 16387 K=512 17.0 / 18.2: adopted only together with the rank (below).
 SPLIT_COOP_BIN_BITS = 10
 #: The cooperative finisher selects a compacted crossing bin of at most this many candidates by one all-pairs rank
 #: (``_common._rank_select``: a [M, M] compare and one reduction) instead of radix levels on the CROSS_CAP-lane tile

@@ -341,23 +341,6 @@ def test_crossing_bin_with_bin_0_from_the_count(need_at):
     assert (b == 0) == (need_at in ("bin_0", "all"))
 
 
-def _crossing_bin(x: torch.Tensor, n: int, k: int, plan) -> tuple:
-    """Host mirror of the cooperative form's crossing bin (sample window, ``tuning.SPLIT_COOP_BIN_BITS`` bins) for a
-    decode-like row: (candidates in it, how many of them are needed)."""
-    keys = reference.order_keys(x[:n].cpu()).to(torch.int64)
-    rank = reference.sample_rank(n, plan.aim, plan.sample)
-    thr = reference.sample_threshold(keys, rank, plan.sample, tuning.SAMPLE_GROUP)
-    sampled = keys[reference.sample_columns(n, plan.sample, tuning.SAMPLE_GROUP)]
-    top = max(int(sampled[sampled < 0xFF800000].max()), thr)
-    cand = keys[keys >= thr]
-    bits = tuning.SPLIT_COOP_BIN_BITS
-    digit = torch.clamp((cand - thr) >> reference.digit_shift(top - thr, bits), max=(1 << bits) - 1)
-    hist = torch.bincount(digit, minlength=1 << bits)
-    at_or_above = torch.flip(torch.cumsum(torch.flip(hist, [0]), 0), [0])
-    b = int((at_or_above >= k).nonzero().max())
-    return int(hist[b]), k - int(at_or_above[b] - hist[b])
-
-
 @pytest.fixture(params=[0, 2, 64], ids=["radix", "rank_max_2", "rank_max_64"])
 def rank_max(request, monkeypatch):
     """The finisher's two selects of the crossing bin (``tuning.SPLIT_COOP_RANK_MAX``): radix levels only, the rank
@@ -377,7 +360,7 @@ def test_crossing_bin_by_rank_or_radix(kind, rank_max):
     assert plan.coop
     x = _rows(kind, rows, n, k, seed=29)
     for r in range(rows):
-        in_b, need = _crossing_bin(x[r], n, k, plan)
+        in_b, need = reference.coop_crossing_bin(reference.order_keys(x[r].cpu()).to(torch.int64), k, plan)
         assert need < in_b <= 64, (r, in_b, need)
     _call_twice(x, k, torch.full((rows,), n, dtype=torch.int32, device=DEV))
 
