@@ -159,13 +159,18 @@ def plan_for(family: str, b: int, n: int, npad: int, k: int, *, num_sms: Optiona
         chunk = min(b, tuning.STREAM_CHUNK_ROWS)
         split = min(-(-tuning.STREAM_TARGET_PROGRAMS // chunk), max(n // tuning.STREAM_MIN_CHUNK, 1),
                     tuning.STREAM_SPLIT_MAX)
-        # A select program fills an SM: a chunk with more rows than SMs runs two smaller programs per SM instead.
-        many = chunk > num_sms
-        block = tuning.STREAM_TILE_SHORT if n <= tuning.STREAM_TILE_SHORT_MAX_N else tuning.STREAM_TILE
+        # A select program fills an SM: a chunk with more rows than SMs runs smaller programs instead, two per SM
+        # (four for rows on the short staging tile).
+        short = n <= tuning.STREAM_TILE_SHORT_MAX_N
+        block = tuning.STREAM_TILE_SHORT if short else tuning.STREAM_TILE
+        if chunk <= num_sms:
+            select_warps, select_maxnreg = tuning.SELECT_WARPS, 0
+        elif short:
+            select_warps, select_maxnreg = tuning.SELECT_MANY_SHORT_WARPS, tuning.SELECT_MANY_SHORT_MAXNREG
+        else:
+            select_warps, select_maxnreg = tuning.SELECT_MANY_WARPS, tuning.SELECT_MANY_MAXNREG
         return Plan("stream", block=block, num_warps=tuning.STREAM_WARPS, cap=cap, aim=aim,
-                    sample=sample, split=max(split, 1),
-                    select_warps=tuning.SELECT_MANY_WARPS if many else tuning.SELECT_WARPS,
-                    select_maxnreg=tuning.SELECT_MANY_MAXNREG if many else 0)
+                    sample=sample, split=max(split, 1), select_warps=select_warps, select_maxnreg=select_maxnreg)
     if family == "split":
         if b > row_slots():
             raise ValueError(f"family='split' serves at most {row_slots()} rows per launch (its workspace holds one "

@@ -26,9 +26,10 @@ PROVENANCE = {
               "then probe_ab.py over exported trees (entry 20); the streaming family's per-row waits (entry 23) and "
               "the split family's cooperative sample window and aim bound (entry 24): probe_sample.py; the "
               "cooperative row histogram's bits and the finisher's rank bound (entry 27): probe_ab.py over exported "
-              "trees",
+              "trees; the streaming select's geometry past one wave on short rows (entry 28): probe_sample.py, then "
+              "probe_ab.py",
     "gpu": "NVIDIA H200 (132 SMs, 60 MB L2), driver 580.159.04, torch 2.11, Triton 3.6",
-    "date": "2026-12-02",
+    "date": "2026-12-03",
     "command": "python benchmarks/probe_stream2.py --quick; python benchmarks/probe_primitives.py; "
                "python benchmarks/probe_sample.py --arms ... --cells ... (the arms and cells of NOTES entries 10-12); "
                "python benchmarks/probe_stage.py; python benchmarks/probe_ab.py --rev DIR,... --no-new --cells ...; "
@@ -120,6 +121,14 @@ SELECT_WARPS = 16
 #: (one wave) it lost 86.1 -> 91.1, hence only past the SM count. 4 warps uncapped lost.
 SELECT_MANY_WARPS = 8
 SELECT_MANY_MAXNREG = 128
+#: The same select past the SM count for rows on the short staging tile (n <= STREAM_TILE_SHORT_MAX_N): 4 warps
+#: capped at 128 registers, four programs per SM, so a 512-row chunk's selects fit the GPU in one wave. Measured on the
+#: H200 (NOTES entry 28, us): probe_sample.py arm ``v4/n128`` against the defaults, 512 x 16387 K=512 59.5 -> 54.3,
+#: K=2048 68.2 -> 65.8, but 512 x 131075 K=2048 152.8 -> 158.2 (hence short rows only; 4 warps uncapped lost at both
+#: lengths, +16% at 16387 K=2048, +8% at 131075); the rule in probe_ab.py against 428955f, 512 x 16387 K=512 60.1 ->
+#: 55.2, K=2048 68.5 -> 65.2, the 131075-column cells unchanged.
+SELECT_MANY_SHORT_WARPS = 4
+SELECT_MANY_SHORT_MAXNREG = 128
 #: Scores per loop iteration of the single-program passes of the retry ladder (restaging, the exact whole-row path)
 #: in the select kernel, and the warps of the TensorRT plugin's one-program-per-row exact kernel: the staging tile
 #: and warps these were measured with (entry 6) before the staging pass went to one-warp programs.

@@ -26,7 +26,10 @@ def test_golden_plan_fields():
     assert route(8, 16387, 16387, 2048).split == 9  # one program per 2048-score tile
     p = route(512, 16387, 16387, 512)
     assert (p.family, p.cap, p.aim, p.sample, p.split) == ("stream", 8192, 1536, 1024, 4)
-    assert (p.block, p.num_warps, p.select_warps, p.select_maxnreg) == (512, 1, 8, 128)  # a 512-row chunk: 2 per SM
+    # A 512-row chunk of short rows: 4 capped select programs per SM (one wave); of long rows: 2 per SM.
+    assert (p.block, p.num_warps, p.select_warps, p.select_maxnreg) == (512, 1, 4, 128)
+    p = route(512, 131075, 131075, 2048)
+    assert (p.block, p.num_warps, p.select_warps, p.select_maxnreg) == (1024, 1, 8, 128)
     p = route(64, 131075, 131075, 2048)
     assert (p.family, p.cap, p.aim, p.sample, p.split, p.block) == ("stream", 8192, 3072, 2048, 32, 1024)
     assert (p.select_warps, p.select_maxnreg) == (16, 0)  # 64 rows: one select program per SM, uncapped
@@ -86,15 +89,23 @@ def test_split_tile_both_sides():
 
 
 def test_select_register_cap_past_one_wave():
-    # The select runs two capped programs per SM only when a chunk has more rows than SMs.
+    # The select runs smaller capped programs only when a chunk has more rows than SMs: the short-row geometry on
+    # rows of the short staging tile, on both sides of that tile's bound.
+    t = tuning.STREAM_TILE_SHORT_MAX_N
     for num_sms in (None, 78, 132):
         sms = num_sms or tuning.DEFAULT_NUM_SMS
         for b in (sms, sms + 1):
-            p = route(b, 262143, 262143, 2048, num_sms=num_sms)
-            many = min(b, tuning.STREAM_CHUNK_ROWS) > sms
-            assert p.family == "stream"
-            assert (p.select_warps, p.select_maxnreg) == ((tuning.SELECT_MANY_WARPS, tuning.SELECT_MANY_MAXNREG)
-                                                          if many else (tuning.SELECT_WARPS, 0))
+            for n in (262143, t + 1, t):
+                p = route(b, n, n, 2048, num_sms=num_sms)
+                many = min(b, tuning.STREAM_CHUNK_ROWS) > sms
+                if not many:
+                    want = (tuning.SELECT_WARPS, 0)
+                elif n <= t:
+                    want = (tuning.SELECT_MANY_SHORT_WARPS, tuning.SELECT_MANY_SHORT_MAXNREG)
+                else:
+                    want = (tuning.SELECT_MANY_WARPS, tuning.SELECT_MANY_MAXNREG)
+                assert p.family == "stream"
+                assert (p.select_warps, p.select_maxnreg) == want
 
 
 def test_split_launch_fits_one_wave():
