@@ -20,7 +20,9 @@ same rows is timed too. An arm is written as ``/``-separated settings:
 * ``u<N>``: ``SPLIT_MAX_ROWS`` (most rows routed to the split family),
 * ``k<N>``: ``SPLIT_MIN_CHUNK`` (fewest scores per split program),
 * ``n<N>``: ``SELECT_MANY_MAXNREG`` (register cap per thread of the select past one wave; 0 = none),
-* ``v<N>``: ``SELECT_MANY_WARPS`` (warps of that select),
+* ``v<N>``: ``SELECT_MANY_WARPS`` (warps of that select; since NOTES entry 28 rows on the long staging tile only),
+* ``N<N>``, ``V<N>``: ``SELECT_MANY_SHORT_MAXNREG``, ``SELECT_MANY_SHORT_WARPS`` (the same for rows on the short
+  staging tile),
 * ``y<N>``: ``SPLIT_SHORT_MAX_N`` (longest rows that go to ``split`` up to ``SPLIT_MAX_ROWS_SHORT`` rows),
 * ``r<N>``: ``STREAM_CHUNK_ROWS`` (rows per launch chunk of the streaming family),
 * ``o<N>``: ``STREAM_MIN_CHUNK`` (fewest scores per staging program),
@@ -79,7 +81,8 @@ KNOBS = {"g": "SAMPLE_GROUP", "m": "AIM_MARGIN", "a": "SAMPLE_ABOVE", "x": "SAMP
          "r": "STREAM_CHUNK_ROWS", "o": "STREAM_MIN_CHUNK", "b": "THRESHOLD_WARPS", "l": "STREAM_STAGE_MAXNREG",
          "d": "SPLIT_TILE", "e": "SPLIT_WARPS", "h": "TIE_RUNG", "j": "SELECT_CHUNK",
          "z": "STREAM_STAGE_SPARSE", "A": "STREAM_SELECT_APART", "W": "STREAM_ROW_WAIT",
-         "H": "SPLIT_COOP_WINDOW", "M": "SPLIT_COOP_AIM_ABOVE", "S": "SPLIT_COOP_MIN_SPLIT"}
+         "H": "SPLIT_COOP_WINDOW", "M": "SPLIT_COOP_AIM_ABOVE", "S": "SPLIT_COOP_MIN_SPLIT",
+         "N": "SELECT_MANY_SHORT_MAXNREG", "V": "SELECT_MANY_SHORT_WARPS"}
 #: Settings whose tuning value is not the integer itself.
 _VALUE = {"c": lambda v: ((2048, v),), "f": lambda v: v / 100, "h": bool}
 DEFAULT_ARMS = "g8/m2048,g1/m2048,g1/m1024,g2/m1024"
