@@ -2,7 +2,8 @@
 
     python benchmarks/sass_counts.py [NAME ...]
         (default: every kernel; names: stage stage_dense stage_sparse split split_long select select_many
-        select_accept2 select_accept3 select_accept2_short select_ladder select_looped threshold coop coop_window)
+        select_accept2 select_accept3 select_accept2_short
+        select_accept2_short_small_bins select_ladder select_looped threshold coop coop_window)
 
 Compiles the staging, split, select and threshold kernels for sm_90 with ``triton.compile`` (constexprs of a
 131075-column, K=2048 launch), disassembles them with the ``nvdisasm`` that ships in Triton's wheel, and prints per
@@ -32,7 +33,8 @@ from gvr_topk.workspace import coop_words
 
 BASE = dict(K=2048, KB=2048, CAP=8192, SAMPLE=2048, SAMPLE_GROUP=tuning.SAMPLE_GROUP, MIN_TILE=tuning.SELECT_MIN_TILE,
             HINT_FREE=True, VARLEN=False, HAS_VALUES=False, TIE_RUNG=tuning.TIE_RUNG, PDL=tuning.STREAM_PDL,
-            ROW_WAIT=tuning.STREAM_ROW_WAIT, SPLIT=4)
+            ROW_WAIT=tuning.STREAM_ROW_WAIT, SPLIT=4,
+            ACCEPT_LARGE_BIN=tuning.STREAM_ACCEPT_LARGE_BIN)
 _COOP = dict(TILE=tuning.SPLIT_TILE, SPLIT=65, LANES=stage_lanes(tuning.SPLIT_TILE, tuning.SPLIT_WARPS), SLICE=256,
              COOP_WORDS=coop_words(), PHASE=0, REFINE_TILE=tuning.SPLIT_TILE,
              RANK_MAX=tuning.SPLIT_COOP_RANK_MAX)
@@ -72,6 +74,11 @@ KERNELS = [
           ("select_accept3", 3, tuning.SELECT_MANY_WARPS, tuning.SELECT_MANY_MAXNREG),
           ("select_accept2_short", 2, tuning.SELECT_MANY_SHORT_WARPS, tuning.SELECT_MANY_SHORT_MAXNREG),
           ("select_ladder", 1, tuning.SELECT_WARPS, 0))),
+    # The short-row accept launch without the large crossing bin's refinement (``tuning.STREAM_ACCEPT_LARGE_BIN`` 0).
+    ("select_accept2_short_small_bins", stream._gvr_select_kernel,
+     dict(REFINE_TILE=tuning.REFINE_TILE, REFINE_LANES=stage_lanes(tuning.REFINE_TILE, tuning.SELECT_MANY_SHORT_WARPS),
+          SELECT_CHUNK=tuning.SELECT_CHUNK, SELECT_PART=2, ACCEPT_LARGE_BIN=0),
+     tuning.SELECT_MANY_SHORT_WARPS, tuning.SELECT_MANY_SHORT_MAXNREG),
     # The select in loops over 1024-candidate chunks (``tuning.SELECT_CHUNK``), as it runs past one wave.
     ("select_looped", stream._gvr_select_kernel,
      dict(REFINE_TILE=tuning.REFINE_TILE, REFINE_LANES=stage_lanes(tuning.REFINE_TILE, tuning.SELECT_MANY_WARPS),

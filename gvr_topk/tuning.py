@@ -283,6 +283,12 @@ STREAM_SELECT_APART = 2
 #: (NOTES entry 23, ``probe_sample.py --arms W0,W1``, us, off / on): 512 x 131075 K=2048 163.8 / 154.3, K=512
 #: 145.9 / 142.2, 512 x 16387 K=2048 79.2 / 68.9, 200 x 20000 K=1024 77.0 / 70.1, 64 x 131075 K=2048 45.2 / 44.9.
 STREAM_ROW_WAIT = 1
+#: Whether the streaming family's accept launch (STREAM_SELECT_APART) refines a crossing bin of more than CROSS_CAP
+#: candidates itself, by radix levels over its CAP/2-lane tile (1), or marks such rows for the ladder launch, whose
+#: uncapped SELECT_WARPS program then selects them (0; the accept kernel then compiles without those levels). Only
+#: rows of a few distinct values take that path. Built after NOTES entry 28 measured such rows at 512 x 16387 17%
+#: slower under the 4-warp short-row select (SELECT_MANY_SHORT_WARPS); not yet measured, so it stays 1.
+STREAM_ACCEPT_LARGE_BIN = 1
 #: Largest crossing bin (candidates sharing the K-th score's histogram bin) refined on a compacted small tile.
 #: Decode-like rows put a few dozen candidates there; larger bins are refined in place on the staged tile.
 CROSS_CAP = 512

@@ -385,10 +385,10 @@ def _select_staged(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K: tl
         if (count <= CAP // 2) and (K <= CAP // 2):
             _select_staged_looped(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP, CHUNK, HAS_VALUES)
         else:
-            _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP, HAS_VALUES)
+            _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP, HAS_VALUES, True)
     elif MIN_TILE < CAP // 2:
         if (count <= MIN_TILE) and (K <= MIN_TILE):
-            _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, MIN_TILE, HAS_VALUES)
+            _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, MIN_TILE, HAS_VALUES, True)
         else:
             _select_half_or_full(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP, HAS_VALUES)
     else:
@@ -397,19 +397,25 @@ def _select_staged(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K: tl
 
 @triton.jit
 def _select_within_half(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K: tl.constexpr, CAP: tl.constexpr,
-                        MIN_TILE: tl.constexpr, HAS_VALUES: tl.constexpr, CHUNK: tl.constexpr):
+                        MIN_TILE: tl.constexpr, HAS_VALUES: tl.constexpr, CHUNK: tl.constexpr, LARGE_BIN: tl.constexpr):
     """``_select_staged`` for K <= count <= CAP/2 (K <= CAP/2): the CAP/2-lane tile, and the MIN_TILE-lane one only
     where K < MIN_TILE (at K = MIN_TILE it would serve count == K alone), so a kernel that selects nothing larger
-    compiles one or two tiles instead of three."""
+    compiles one or two tiles instead of three. Without LARGE_BIN a crossing bin past CROSS_CAP is left to the caller
+    (``_select_staged_tile``). Returns 1 when the row's output is written, else 0 (its slot unchanged)."""
+    done = tl.full([], 1, tl.int32)
     if CHUNK > 0:
         _select_staged_looped(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP, CHUNK, HAS_VALUES)
     elif (K < MIN_TILE) and (MIN_TILE < CAP // 2):
         if count <= MIN_TILE:
-            _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, MIN_TILE, HAS_VALUES)
+            done = _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, MIN_TILE,
+                                       HAS_VALUES, LARGE_BIN)
         else:
-            _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP // 2, HAS_VALUES)
+            done = _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP // 2,
+                                       HAS_VALUES, LARGE_BIN)
     else:
-        _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP // 2, HAS_VALUES)
+        done = _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP // 2, HAS_VALUES,
+                                   LARGE_BIN)
+    return done
 
 
 @triton.jit
@@ -417,14 +423,14 @@ def _select_half_or_full(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count,
                          CAP: tl.constexpr, HAS_VALUES: tl.constexpr):
     """``_select_staged`` on a CAP/2-lane tile when the candidates (and K) fit it, else on the CAP-lane tile."""
     if (count <= CAP // 2) and (K <= CAP // 2):
-        _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP // 2, HAS_VALUES)
+        _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP // 2, HAS_VALUES, True)
     else:
-        _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP, HAS_VALUES)
+        _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP, HAS_VALUES, True)
 
 
 @triton.jit
 def _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K: tl.constexpr, CAP: tl.constexpr,
-                        HAS_VALUES: tl.constexpr):
+                        HAS_VALUES: tl.constexpr, LARGE_BIN: tl.constexpr):
     """Exact top-K of ``count`` staged candidates (K <= count <= CAP). The slot's head is reused as scratch: its
     content is lost.
 
@@ -432,10 +438,14 @@ def _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, 
     winners (bins above the crossing bin), losers, and the crossing bin. The crossing bin is usually a few dozen to a
     few hundred candidates: they are
     compacted to the slot's head and the remaining ``need`` of them are selected on a small tile, so the radix
-    levels run on CROSS_CAP lanes instead of CAP. A crossing bin larger than CROSS_CAP is refined in place."""
+    levels run on CROSS_CAP lanes instead of CAP. A crossing bin larger than CROSS_CAP is refined in place, with
+    LARGE_BIN; without, nothing is written and the slot is left as it was, for a caller that selects such rows
+    elsewhere (the streaming family's accept launch, ``tuning.STREAM_ACCEPT_LARGE_BIN``), and the refinement's radix
+    levels over CAP lanes are not compiled. Returns 1 when the row's output is written, else 0."""
     keys, cols, live = _load_slot(slot_keys, slot_cols, count, CAP)
     lo, hi = _minmax(keys, live)
     certain, cross, need, in_b = _split_at_crossing_bin(keys, live, lo, hi, K)
+    done = tl.full([], 1, tl.int32)
     if need == in_b:
         # The whole crossing bin is needed: no refinement at all.
         _emit_selected(out_ptr, val_ptr, row_ptr, cols, certain | cross, 0, HAS_VALUES)
@@ -448,8 +458,12 @@ def _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, 
         _select_compacted(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, cols, certain, K - need, in_b, need,
                           CROSS_CAP, HAS_VALUES)
     else:
-        sel = certain | _select_tile(keys, cols, cross, need)
-        _emit_selected(out_ptr, val_ptr, row_ptr, cols, sel, 0, HAS_VALUES)
+        if LARGE_BIN:
+            sel = certain | _select_tile(keys, cols, cross, need)
+            _emit_selected(out_ptr, val_ptr, row_ptr, cols, sel, 0, HAS_VALUES)
+        else:
+            done = tl.zeros([], tl.int32)
+    return done
 
 
 @triton.jit
@@ -530,7 +544,7 @@ def _select_staged_looped(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count
             ssel = _select_tile(tl.where(small, skeys, 0), scols, small, need)
             _emit_selected(out_ptr, val_ptr, row_ptr, scols, ssel, above, HAS_VALUES)
     else:
-        _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP // 2, HAS_VALUES)
+        _select_staged_tile(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP // 2, HAS_VALUES, True)
 
 
 @triton.jit

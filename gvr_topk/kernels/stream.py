@@ -157,6 +157,7 @@ def _gvr_select_kernel(
     VARLEN: tl.constexpr,
     HAS_VALUES: tl.constexpr, REFINE_LANES: tl.constexpr, TIE_RUNG: tl.constexpr, PDL: tl.constexpr,
     SELECT_CHUNK: tl.constexpr, SELECT_PART: tl.constexpr, SPLIT: tl.constexpr, ROW_WAIT: tl.constexpr,
+    ACCEPT_LARGE_BIN: tl.constexpr,
 ):
     """Refine for row ``row0 + program_id(0)``: reset the row's counter to zero (the workspace restores itself),
     then select on the staged candidates; a staging that missed (fewer than K, or more than CAP) walks the retry
@@ -169,7 +170,9 @@ def _gvr_select_kernel(
     MIN_TILE- or CAP/2-lane tile, ``_select_within_half``; 3: on the CAP/2-lane tile alone) and marks every other
     row's counter with ``-1 - count``; 1 is the ladder launch after it, which refines the marked rows only (the
     CAP-lane tile, the retry ladder). The accept launch then compiles without the ladder and the CAP-lane tile: a
-    program a quarter the size, without their register spills, for the path every decode row takes."""
+    program a quarter the size, without their register spills, for the path every decode row takes. Without
+    ACCEPT_LARGE_BIN (``tuning.STREAM_ACCEPT_LARGE_BIN``) the accept launch also marks the rows whose crossing bin
+    holds more than CROSS_CAP candidates (a few distinct values) instead of refining them on its tile."""
     local = tl.program_id(0)
     row = row0 + local
     if (SELECT_PART != 1) and ROW_WAIT:
@@ -188,11 +191,13 @@ def _gvr_select_kernel(
         slot_cols = ws_cols_ptr + local.to(tl.int64) * CAP
         count = tl.atomic_xchg(ws_count_ptr + local, 0, sem="relaxed")  # the kernel boundary orders the staging
         if SELECT_PART >= 2:
+            done = tl.zeros([], tl.int32)
             if (count >= K) & (count <= CAP // 2) & (K <= CAP // 2):
                 # 3: as if MIN_TILE were CAP/2 (``_select_within_half`` then compiles the CAP/2 tile alone).
-                _select_within_half(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP,
-                                    MIN_TILE if SELECT_PART == 2 else CAP // 2, HAS_VALUES, SELECT_CHUNK)
-            else:
+                done = _select_within_half(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, count, K, CAP,
+                                           MIN_TILE if SELECT_PART == 2 else CAP // 2, HAS_VALUES, SELECT_CHUNK,
+                                           ACCEPT_LARGE_BIN)
+            if done == 0:
                 tl.store(ws_count_ptr + local, -1 - count)  # for the ladder launch (a count is never negative)
         else:
             go = True

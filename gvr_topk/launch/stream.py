@@ -117,6 +117,8 @@ def family_kwargs(plan: Plan, rows: int, device=None) -> dict:
         raise ValueError(f"tuning.STREAM_STAGE_SPARSE: expected 0, 1 or 2, got {tuning.STREAM_STAGE_SPARSE!r}")
     if tuning.STREAM_ROW_WAIT not in (0, 1):
         raise ValueError(f"tuning.STREAM_ROW_WAIT: expected 0 or 1, got {tuning.STREAM_ROW_WAIT!r}")
+    if tuning.STREAM_ACCEPT_LARGE_BIN not in (0, 1):
+        raise ValueError(f"tuning.STREAM_ACCEPT_LARGE_BIN: expected 0 or 1, got {tuning.STREAM_ACCEPT_LARGE_BIN!r}")
     # Survivors-only staging where a tile admits few scores: rows long enough for the long tile (NOTES entry 22).
     sparse = tuning.STREAM_STAGE_SPARSE if plan.block >= tuning.STREAM_TILE else 0
     return dict(aim=plan.aim, TILE=plan.block, CAP=plan.cap, SAMPLE=plan.sample, SAMPLE_GROUP=tuning.SAMPLE_GROUP,
@@ -128,7 +130,8 @@ def family_kwargs(plan: Plan, rows: int, device=None) -> dict:
                 LANES=stage_lanes(plan.block, plan.num_warps),
                 REFINE_LANES=stage_lanes(tuning.REFINE_TILE, plan.select_warps), TIE_RUNG=tuning.TIE_RUNG,
                 SELECT_CHUNK=tuning.SELECT_CHUNK, STAGE_SPARSE=sparse,
-                SELECT_PART=tuning.STREAM_SELECT_APART, ROW_WAIT=int(tuning.STREAM_ROW_WAIT))
+                SELECT_PART=tuning.STREAM_SELECT_APART, ROW_WAIT=int(tuning.STREAM_ROW_WAIT),
+                ACCEPT_LARGE_BIN=int(tuning.STREAM_ACCEPT_LARGE_BIN))
 
 
 def workspace_kwargs(plan: Plan, rows: int, workspace) -> dict:
