@@ -23,6 +23,8 @@ same rows is timed too. An arm is written as ``/``-separated settings:
 * ``v<N>``: ``SELECT_MANY_WARPS`` (warps of that select; since NOTES entry 28 rows on the long staging tile only),
 * ``N<N>``, ``V<N>``: ``SELECT_MANY_SHORT_MAXNREG``, ``SELECT_MANY_SHORT_WARPS`` (the same for rows on the short
   staging tile),
+* ``B<N>``: ``STREAM_ACCEPT_LARGE_BIN`` (the streaming accept launch refines a crossing bin past CROSS_CAP: 1; passes
+  it to the ladder launch: 0),
 * ``y<N>``: ``SPLIT_SHORT_MAX_N`` (longest rows that go to ``split`` up to ``SPLIT_MAX_ROWS_SHORT`` rows),
 * ``r<N>``: ``STREAM_CHUNK_ROWS`` (rows per launch chunk of the streaming family),
 * ``o<N>``: ``STREAM_MIN_CHUNK`` (fewest scores per staging program),
@@ -82,7 +84,7 @@ KNOBS = {"g": "SAMPLE_GROUP", "m": "AIM_MARGIN", "a": "SAMPLE_ABOVE", "x": "SAMP
          "d": "SPLIT_TILE", "e": "SPLIT_WARPS", "h": "TIE_RUNG", "j": "SELECT_CHUNK",
          "z": "STREAM_STAGE_SPARSE", "A": "STREAM_SELECT_APART", "W": "STREAM_ROW_WAIT",
          "H": "SPLIT_COOP_WINDOW", "M": "SPLIT_COOP_AIM_ABOVE", "S": "SPLIT_COOP_MIN_SPLIT",
-         "N": "SELECT_MANY_SHORT_MAXNREG", "V": "SELECT_MANY_SHORT_WARPS"}
+         "N": "SELECT_MANY_SHORT_MAXNREG", "V": "SELECT_MANY_SHORT_WARPS", "B": "STREAM_ACCEPT_LARGE_BIN"}
 #: Settings whose tuning value is not the integer itself.
 _VALUE = {"c": lambda v: ((2048, v),), "f": lambda v: v / 100, "h": bool}
 DEFAULT_ARMS = "g8/m2048,g1/m2048,g1/m1024,g2/m1024"
