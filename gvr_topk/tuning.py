@@ -127,8 +127,9 @@ SELECT_MANY_MAXNREG = 128
 #: K=2048 68.2 -> 65.8, but 512 x 131075 K=2048 152.8 -> 158.2 (hence short rows only; 4 warps uncapped lost at both
 #: lengths, +16% at 16387 K=2048, +8% at 131075); the rule in probe_ab.py against 428955f, 512 x 16387 K=512 60.1 ->
 #: 55.2, K=2048 68.5 -> 65.2, the 131075-column cells unchanged. Its cost: rows of a few distinct values at 512 x
-#: 16387 select a crossing bin past CROSS_CAP on the CAP/2-lane tile, which 4 warps do slower (K=2048 135.3 ->
-#: 150.8, K=512 138.6 -> 162.3; torch.topk 176-180); all-equal rows unchanged (the ladder launch keeps SELECT_WARPS).
+#: 16387 got slower (K=2048 135.3 -> 150.8, K=512 138.6 -> 162.3; torch.topk 176-180), read (not timed by phase) as
+#: their crossing bin past CROSS_CAP refined on the CAP/2-lane tile by 4 warps instead of 8; all-equal rows, which
+#: overflow CAP/2 and go to the ladder launch (SELECT_WARPS), did not move.
 SELECT_MANY_SHORT_WARPS = 4
 SELECT_MANY_SHORT_MAXNREG = 128
 #: Scores per loop iteration of the single-program passes of the retry ladder (restaging, the exact whole-row path)
