@@ -1,13 +1,14 @@
 """Developer probe: device time of each kernel of the streaming family (threshold, stage, select) per launch chunk.
 
-    python benchmarks/probe_stream_kernels.py [--out DIR] [--cells 64x131075x2048,512x16387x2048]
+    python benchmarks/probe_stream_kernels.py [--out DIR] [--cells 64x131075x2048,512x16387x2048] [--data equal]
     ncu --kernel-name _gvr_stage_kernel --launch-skip 3 --launch-count 1 --set full \
         python benchmarks/probe_stream_kernels.py --plain --cells 512x131075x2048
 
 Runs ``gvr_topk.run_varlen`` (hint-free) on the benchmark's decode data under ``torch.profiler`` and prints the
 median device time of each kernel name over 10 calls. The calls run back to back, so rows that fit the L2 cache
 (64 x 131075 = 33 MB) are read from it: use the numbers to split a launch into its kernels, not as the benchmark's
-cold-L2 times. Writes ``stream_kernel_times.json`` to ``--out``. ``--plain`` only makes the calls (no profiler), for
+cold-L2 times. ``--data KIND`` uses the benchmark's adversarial rows of that kind (e.g. ``equal``: where rows of
+ties spend their time, the ladder launch among the kernels) instead of its decode rows. Writes ``stream_kernel_times.json`` to ``--out``. ``--plain`` only makes the calls (no profiler), for
 running under Nsight Compute, whose profiling and torch.profiler's cannot share the GPU's counters.
 """
 
@@ -22,17 +23,19 @@ from torch.profiler import ProfilerActivity
 from torch.profiler import profile
 
 import gvr_topk
+from gvr_topk.bench.cases import ADVERSARIAL_KINDS
 from gvr_topk.bench.cases import Case
 from gvr_topk.bench.data import make_inputs
 
 DEFAULT_CELLS = "64x131075x2048,512x16387x2048,512x131075x2048"
 
 
-def kernel_times(rows: int, n: int, k: int, calls: int = 10, plain: bool = False) -> dict:
+def kernel_times(rows: int, n: int, k: int, calls: int = 10, plain: bool = False, data: str = "decode") -> dict:
     """Median device microseconds per kernel name over ``calls`` calls of one cell (``plain``: the calls only,
-    nothing measured; returns an empty dict)."""
+    nothing measured; returns an empty dict). ``data``: ``"decode"`` or one of the benchmark's adversarial kinds."""
     dev = torch.device("cuda")
-    inp = make_inputs(Case("grid", rows, n, k), k_max=2048, device=dev)
+    suite = "grid" if data == "decode" else "adversarial"
+    inp = make_inputs(Case(suite, rows, n, k, data=data), k_max=2048, device=dev)
     x, kv = inp.logits, inp.kv_lens
     idx = torch.empty(rows, k, dtype=torch.int32, device=dev)
     for _ in range(3):
@@ -59,11 +62,13 @@ def main() -> int:
     ap.add_argument("--out", default=None)
     ap.add_argument("--cells", default=DEFAULT_CELLS, help=f"comma-separated ROWSxNxK cells (default {DEFAULT_CELLS})")
     ap.add_argument("--plain", action="store_true", help="make the calls without torch.profiler (for ncu)")
+    ap.add_argument("--data", default="decode", choices=("decode",) + ADVERSARIAL_KINDS,
+                    help="the benchmark's decode rows (default) or one of its adversarial kinds, e.g. equal")
     args = ap.parse_args()
     res = {}
     for cell in args.cells.split(","):
         rows, n, k = (int(v) for v in cell.split("x"))
-        res[cell] = kernel_times(rows, n, k, plain=args.plain)
+        res[cell] = kernel_times(rows, n, k, plain=args.plain, data=args.data)
         print(cell, res[cell], flush=True)
     if args.out:
         os.makedirs(args.out, exist_ok=True)

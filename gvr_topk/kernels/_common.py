@@ -641,24 +641,28 @@ def _load_tile_at(row_ptr, s, end, TILE: tl.constexpr, LANES: tl.constexpr, MASK
 
 
 @triton.jit
-def _stage_tile(x, cols, end, f, count_ptr, slot_keys, slot_cols, CAP: tl.constexpr, MASKED: tl.constexpr):
-    """Stage the scores ``x`` of one tile of columns ``cols`` (a [ROWS, LANES] block, lanes along axis 1, loaded by
-    ``_load_tile``) that pass ``not (x < f)``: reserve space with one atomic on the row's counter, write raw float32
-    bits and columns.
-
-    Why this shape (sm_90 SASS of the one-warp staging loop, ``benchmarks/NOTES.md`` entry 14): a 1-D tile scans
-    TILE/LANES separate lane-wide prefix sums (one per register of a thread), ~1700 instructions per 1024 scores,
-    which made the staging instruction-bound. Here each thread's registers run along axis 0, so the positions are a
-    running sum within the thread plus ONE scan of the per-lane counts. The pass flag goes through a float select
-    because a boolean tensor kept for the stores is packed into bit masks by the backend; positions are clamped to
-    the slot (CAP - 1) instead of masked: a count past CAP fails the attempt anyway, so what such writes leave in
-    the slot is never read. Returns, flattened to [TILE], which scores got a position inside the slot."""
+def _stage_flags(x, cols, end, f, MASKED: tl.constexpr):
+    """Pass flags (int32 0 / 1) of the scores ``x`` of one tile of columns ``cols`` (a [ROWS, LANES] block, lanes
+    along axis 1, loaded by ``_load_tile``) against ``not (x < f)``, and their per-lane sums. The flag goes through a
+    float select because a boolean tensor kept for the stores is packed into bit masks by the backend."""
     if MASKED:
         flag = tl.where((cols < end) & ~(x < f), 1.0, 0.0).to(tl.int32)
     else:
         flag = tl.where(x < f, 0.0, 1.0).to(tl.int32)
-    per_lane = tl.sum(flag, 0)
-    base = tl.atomic_add(count_ptr, tl.sum(per_lane, 0), sem="relaxed")
+    return flag, tl.sum(flag, 0)
+
+
+@triton.jit
+def _stage_at(x, cols, flag, per_lane, base, slot_keys, slot_cols, CAP: tl.constexpr):
+    """Write the flagged scores of a tile (``_stage_flags``) to the slot from position ``base`` on: raw float32 bits
+    and columns, in the tile's order. Positions are clamped to the slot (CAP - 1) instead of masked: a count past CAP
+    fails the attempt anyway, so what such writes leave in the slot is never read. Returns, flattened to [TILE], which
+    scores got a position inside the slot.
+
+    Why this shape (sm_90 SASS of the one-warp staging loop, ``benchmarks/NOTES.md`` entry 14): a 1-D tile scans
+    TILE/LANES separate lane-wide prefix sums (one per register of a thread), ~1700 instructions per 1024 scores,
+    which made the staging instruction-bound. Here each thread's registers run along axis 0, so the positions are a
+    running sum within the thread plus ONE scan of the per-lane counts."""
     pos = base + (tl.cumsum(per_lane, 0) - per_lane)[None, :] + tl.cumsum(flag, 0) - 1
     # Stored as 1-D vectors (the same element-to-thread map): a 2-D store lets Triton 3.6 re-layout it through
     # shared memory.
@@ -669,6 +673,17 @@ def _stage_tile(x, cols, end, f, count_ptr, slot_keys, slot_cols, CAP: tl.conste
     tl.store(slot_keys + pos, tl.reshape(x, [TILE]).to(tl.int32, bitcast=True), mask=keep)
     tl.store(slot_cols + pos, tl.reshape(cols, [TILE]), mask=keep)
     return in_slot
+
+
+@triton.jit
+def _stage_tile(x, cols, end, f, count_ptr, slot_keys, slot_cols, CAP: tl.constexpr, MASKED: tl.constexpr):
+    """Stage the scores ``x`` of one tile of columns ``cols`` (a [ROWS, LANES] block, lanes along axis 1, loaded by
+    ``_load_tile``) that pass ``not (x < f)``: reserve space with one atomic on the row's counter (several programs
+    may stage into one slot), then ``_stage_at``. Returns, flattened to [TILE], which scores got a position inside
+    the slot."""
+    flag, per_lane = _stage_flags(x, cols, end, f, MASKED)
+    base = tl.atomic_add(count_ptr, tl.sum(per_lane, 0), sem="relaxed")
+    return _stage_at(x, cols, flag, per_lane, base, slot_keys, slot_cols, CAP)
 
 
 @triton.jit
@@ -844,13 +859,30 @@ def _stage_share_prefetched(x0, row_ptr, start, end, thr, count_ptr, slot_keys, 
 
 
 @triton.jit
-def _restage(row_ptr, n, thr, count_ptr, slot_keys, slot_cols, CAP: tl.constexpr, TILE: tl.constexpr,
-             LANES: tl.constexpr):
-    """One program stages the whole row against ``thr`` through the row's counter (zero on entry); returns the exact
-    survivor count and leaves the counter at zero."""
-    _stage_share(row_ptr, 0, n, thr, count_ptr, slot_keys, slot_cols, CAP, TILE, LANES)
+def _restage(row_ptr, n, thr, slot_keys, slot_cols, CAP: tl.constexpr, TILE: tl.constexpr, LANES: tl.constexpr):
+    """One program stages the whole row against ``thr`` into the row's slot (the retry ladder's rungs); returns the
+    exact count of admitted scores, even past CAP (only CAP are staged).
+
+    The program owns the slot, so positions come from a running count in registers, not from the row's counter: a
+    counter atomic per tile put an L2 round trip into every step of the loop, after the tile's load. Each tile's
+    successor is requested before the tile is staged, and a tile that admits nothing, or comes after the slot is
+    full, stores nothing. (With the atomic and no look-ahead, rows of ties at 64 x 131075 K=2048, whose tie rung
+    restages the row once, took 1.15x torch.topk's time on the H200; 0.63x of that without: ``benchmarks/NOTES.md``
+    entry 29.)"""
+    offs = _tile_offsets(TILE, LANES)
+    f = _key_floor(thr)
+    count = 0 * n
+    x = _load_tile(row_ptr, offs, n, True)
+    for s in range(0, n, TILE):
+        ahead = _load_tile(row_ptr, s + TILE + offs, n, True)  # past n: masked, nothing read
+        flag, per_lane = _stage_flags(x, s + offs, n, f, True)
+        total = tl.sum(per_lane, 0)
+        if (total > 0) & (count < CAP):
+            _stage_at(x, s + offs, flag, per_lane, count, slot_keys, slot_cols, CAP)
+        count += total
+        x = ahead
     tl.debug_barrier()  # staged by all threads, read by all threads
-    return tl.atomic_xchg(count_ptr, 0, sem="acq_rel")
+    return count
 
 
 @triton.jit
@@ -921,7 +953,7 @@ def _retry_rank(rank, count, aim, SAMPLE: tl.constexpr):
 
 
 @triton.jit
-def _refine_row(out_ptr, val_ptr, row_ptr, hint_ptr, n, count, thr, aim, count_ptr, slot_keys, slot_cols,
+def _refine_row(out_ptr, val_ptr, row_ptr, hint_ptr, n, count, thr, aim, slot_keys, slot_cols,
                 K: tl.constexpr,
                 KB: tl.constexpr, TILE: tl.constexpr, CAP: tl.constexpr, SAMPLE: tl.constexpr,
                 SAMPLE_GROUP: tl.constexpr, MIN_TILE: tl.constexpr, HINT_FREE: tl.constexpr, HAS_VALUES: tl.constexpr,
@@ -932,8 +964,8 @@ def _refine_row(out_ptr, val_ptr, row_ptr, hint_ptr, n, count, thr, aim, count_p
     Accept path: K <= count <= CAP, exact selection on the staged candidates. Otherwise the retry ladder, each rung
     a single-program pass over the row (slow, never wrong): a lower sample rank that aims at ``aim`` survivors again
     when too few survived (``_retry_rank``), then the hint's smallest score (hinted mode), then (TIE_RUNG,
-    ``tuning.TIE_RUNG``) the tie rung, then the exact whole-row path. A rung restages through the row's counter
-    ``count_ptr`` (zero on entry) and leaves it at zero, as the parallel staging does.
+    ``tuning.TIE_RUNG``) the tie rung, then the exact whole-row path. A rung restages the row into its slot alone
+    (``_restage``); the row's counter is not touched.
 
     The tie rung serves a staging that admitted more than CAP scores because a huge number of them tie at the
     threshold's key t (all-equal rows, a few distinct values, -inf padding): it restages against t + 1. If that
@@ -944,16 +976,16 @@ def _refine_row(out_ptr, val_ptr, row_ptr, hint_ptr, n, count, thr, aim, count_p
         rank = _sample_rank(n, aim, SAMPLE)
         if rank < SAMPLE:
             thr = _sample_threshold(row_ptr, n, _retry_rank(rank, count, aim, SAMPLE), SAMPLE, SAMPLE_GROUP)
-            count = _restage(row_ptr, n, thr, count_ptr, slot_keys, slot_cols, CAP, TILE, LANES)
+            count = _restage(row_ptr, n, thr, slot_keys, slot_cols, CAP, TILE, LANES)
     if not HINT_FREE:
         if count < K:
             thr = _hint_threshold(hint_ptr, row_ptr, n, K, KB)
-            count = _restage(row_ptr, n, thr, count_ptr, slot_keys, slot_cols, CAP, TILE, LANES)
+            count = _restage(row_ptr, n, thr, slot_keys, slot_cols, CAP, TILE, LANES)
     done = tl.zeros([], tl.int32)
     if TIE_RUNG:
         if (count > CAP) & (n > CAP):
             if _exact_key_set(thr) & _exact_key_set(thr + 1):
-                above = _restage(row_ptr, n, thr + 1, count_ptr, slot_keys, slot_cols, CAP, TILE, LANES)
+                above = _restage(row_ptr, n, thr + 1, slot_keys, slot_cols, CAP, TILE, LANES)
                 if above < K:
                     keys, cols, live = _load_slot(slot_keys, slot_cols, above, CAP)
                     # All ``above`` staged scores win; the ties follow them from slot ``above``.

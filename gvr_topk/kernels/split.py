@@ -122,7 +122,7 @@ def _gvr_split_kernel(
             count = tl.atomic_xchg(count_ptr, 0, sem="acq_rel")
             tl.atomic_xchg(arrive_ptr, 0, sem="relaxed")
             _refine_row(out_ptr, val_ptr, row_ptr, pre_idx_ptr + (row // next_n).to(tl.int64) * pre_stride, n,
-                        count, thr, aim, count_ptr, slot_keys, slot_cols, K, KB, REFINE_TILE, CAP, SAMPLE, SAMPLE_GROUP,
+                        count, thr, aim, slot_keys, slot_cols, K, KB, REFINE_TILE, CAP, SAMPLE, SAMPLE_GROUP,
                         MIN_TILE, HINT_FREE, HAS_VALUES, LANES, TIE_RUNG, 0)
 
 
@@ -419,9 +419,9 @@ def _gvr_split_coop_kernel(
                         if tie:
                             count = higher
                             thr = thr + 1
-                        tl.atomic_xchg(count_ptr, 0, sem="acq_rel")  # the retry ladder restages through it
+                        tl.atomic_xchg(count_ptr, 0, sem="acq_rel")  # at rest for the next call
                         _refine_row(out_ptr, val_ptr, row_ptr, pre_idx_ptr + (row // next_n).to(tl.int64) * pre_stride,
-                                    n, count, thr, aim, count_ptr, slot_keys, slot_cols, K, KB, REFINE_TILE, CAP,
+                                    n, count, thr, aim, slot_keys, slot_cols, K, KB, REFINE_TILE, CAP,
                                     SAMPLE, SAMPLE_GROUP, MIN_TILE, HINT_FREE, HAS_VALUES, LANES, TIE_RUNG, 0)
                     # Every other program has passed both barriers and finished with the scratch.
                     tl.store(coop + _C_HIST + bins, tl.zeros([COOP_BINS], tl.int32))

@@ -481,9 +481,9 @@ def _sample_fooling_row(n: int, k: int, seed: int) -> torch.Tensor:
 @pytest.mark.parametrize("k", [512, 2048])
 def test_retry_ladder_after_a_misleading_sample(family, hint, k):
     """Fewer than K survivors of the sampled threshold: every rung of the ladder stays exact, and the workspace
-    counters are zero afterwards (rungs restage through the row's counter). K=512: the first rung's lower sample
-    rank admits the whole sample (1024 scores), enough; K=2048: the whole sample (512 scores) is still too few, so
-    the hint rung and the whole-row path run."""
+    counters are zero afterwards (a rung restages the row into its slot without them). K=512: the first rung's lower
+    sample rank admits the whole sample (1024 scores), enough; K=2048: the whole sample (512 scores) is still too
+    few, so the hint rung and the whole-row path run."""
     rows, n = 2, 20000
     x = torch.stack([_sample_fooling_row(n, k, seed=40 + r) for r in range(rows)]).to(DEV)
     kv = _kv(rows, n)
