@@ -8,8 +8,9 @@ Runs ``gvr_topk.run_varlen`` (hint-free) on the benchmark's decode data under ``
 median device time of each kernel name over 10 calls. The calls run back to back, so rows that fit the L2 cache
 (64 x 131075 = 33 MB) are read from it: use the numbers to split a launch into its kernels, not as the benchmark's
 cold-L2 times. ``--data KIND`` uses the benchmark's adversarial rows of that kind (e.g. ``equal``: where rows of
-ties spend their time, the ladder launch among the kernels) instead of its decode rows. Writes ``stream_kernel_times.json`` to ``--out``. ``--plain`` only makes the calls (no profiler), for
-running under Nsight Compute, whose profiling and torch.profiler's cannot share the GPU's counters.
+ties spend their time) instead of its decode rows. Writes ``stream_kernel_times.json`` to ``--out``. ``--plain``
+only makes the calls (no profiler), for running under Nsight Compute, whose profiling and torch.profiler's cannot
+share the GPU's counters.
 """
 
 import argparse
