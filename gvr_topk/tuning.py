@@ -288,7 +288,10 @@ STREAM_ROW_WAIT = 1
 #: candidates itself, by radix levels over its CAP/2-lane tile (1), or marks such rows for the ladder launch, whose
 #: uncapped SELECT_WARPS program then selects them (0; the accept kernel then compiles without those levels). Only
 #: rows of a few distinct values take that path. Built after NOTES entry 28 measured such rows at 512 x 16387 17%
-#: slower under the 4-warp short-row select (SELECT_MANY_SHORT_WARPS); not yet measured, so it stays 1.
+#: slower under the 4-warp short-row select (SELECT_MANY_SHORT_WARPS). Measured on the H200 (NOTES entry 29,
+#: ``probe_sample.py --arms W1,B0``, us, 1 / 0): few distinct values at 512 x 16387 K=2048 153.1 / 163.3, K=512
+#: 165.1 / 165.4; decode rows 512 x 16387 K=512 54.9 / 54.1, K=2048 66.7 / 65.6, 512 x 131075 K=2048 150.5 / 156.6,
+#: 64 x 131075 K=2048 45.3 / 45.2. The rows it was built for got slower, so it stays 1.
 STREAM_ACCEPT_LARGE_BIN = 1
 #: Largest crossing bin (candidates sharing the K-th score's histogram bin) refined on a compacted small tile.
 #: Decode-like rows put a few dozen candidates there; larger bins are refined in place on the staged tile.

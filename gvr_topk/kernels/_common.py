@@ -727,7 +727,8 @@ def _stage_tile_sparse(x, s, end, f, row_ptr, count_ptr, slot_keys, slot_cols, C
     cnt = _popcount(m).to(tl.int32)
     base = tl.atomic_add(count_ptr, tl.sum(cnt, 0), sem="relaxed")
     pos = base + tl.cumsum(cnt, 0) - cnt
-    for _ in range(tl.max(cnt, 0)):
+    # A tile reserved past a full slot (a row of ties) takes no turns: its writes would go unread.
+    for _ in range(tl.where(base < CAP, tl.max(cnt, 0), 0)):
         live = m != 0
         low = m & (0 - m)  # the lowest remaining survivor
         col = s + _bit_index(low) * LANES + lane
@@ -867,7 +868,7 @@ def _restage(row_ptr, n, thr, slot_keys, slot_cols, CAP: tl.constexpr, TILE: tl.
     counter atomic per tile put an L2 round trip into every step of the loop, after the tile's load. Each tile's
     successor is requested before the tile is staged, and a tile that admits nothing, or comes after the slot is
     full, stores nothing. (With the atomic and no look-ahead, rows of ties at 64 x 131075 K=2048, whose tie rung
-    restages the row once, took 1.15x torch.topk's time on the H200; 0.63x of that without: ``benchmarks/NOTES.md``
+    restages the row once, took 172 us on the H200, 1.15x torch.topk's time; 108 us without: ``benchmarks/NOTES.md``
     entry 29.)"""
     offs = _tile_offsets(TILE, LANES)
     f = _key_floor(thr)
