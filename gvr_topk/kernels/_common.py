@@ -17,7 +17,9 @@ Building blocks:
   column order). Any family falls back to it when its staging does not hold the answer: slow, never wrong.
 * ``_sample_threshold``: the guess, a key near a given rank of a deterministic sample (approximate on purpose).
 * ``_stage_share``: the verify pass, survivors of a threshold staged into a row's workspace slot through the row's
-  counter (exact count), one float compare per score on a 2-D tile (``_stage_tile``).
+  counter (exact count), one float compare per score on a 2-D tile (``_stage_tile``). The kernels run its variants
+  (a first tile loaded early, survivors-only, a tile in flight ahead); the retry ladder's one program restages with
+  ``_restage``, which needs no counter.
 * ``_select_staged``: the refine, exact top-K of the staged candidates (one histogram, then the crossing bin on a
   small tile); ``_refine_row`` wraps it with the retry ladder.
 """
