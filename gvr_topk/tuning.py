@@ -260,6 +260,12 @@ SELECT_MIN_TILE = 2048
 #: instruction fetch on its ~4,700-instruction straight-line path). Measured level on the H200 (NOTES entry 22,
 #: ``probe_sample.py --arms j0,j1024,j512``: 512 x 131075 K=2048 182.2 / 183.8 / 187.3 us), so off.
 SELECT_CHUNK = 0
+#: One-warp staging tiles (the streaming family's stage kernel, STREAM_WARPS = 1) place their survivors in column
+#: order, ranked across the warp by a ballot (``_common._lane_rank``), instead of lane by lane: each store then
+#: writes consecutive slot entries, not one 32-byte sector per lane. 1 on, 0 off. Measured on the H200 (NOTES
+#: entry 30, ``probe_ab.py`` and ``probe_stream_kernels.py``): 512 x 16387 K=2048 all equal 156.5 -> 78.1 us, its
+#: stage kernel 106 -> 26 us (warm L2); decode rows 66.5 -> 65.3 us (stage kernel 35 -> 26, level with no stores).
+STAGE_BALLOT = 1
 #: The streaming stage kernel stores only each tile's survivors (``_common._stage_tile_sparse``: a pass-flag bit
 #: mask per thread, then one turn per survivor of the fullest thread) instead of two predicated stores per score:
 #: 0 off, 1 on, 2 on with each tile's successor requested before the tile is staged. Only rows staged on the long

@@ -24,6 +24,8 @@ Building blocks:
   small tile); ``_refine_row`` wraps it with the retry ladder.
 """
 
+import os
+
 import triton
 import triton.language as tl
 
@@ -45,6 +47,19 @@ except ImportError:  # an older Triton: the launchers never turn PDL on (``launc
     def _gdc_wait():
         pass
 
+
+def _interpreting() -> bool:
+    """Whether Triton runs kernels through its interpreter (``TRITON_INTERPRET=1``), which executes no PTX."""
+    knobs = getattr(triton, "knobs", None)
+    if knobs is not None and hasattr(knobs, "runtime") and hasattr(knobs.runtime, "interpret"):
+        return bool(knobs.runtime.interpret)
+    return os.environ.get("TRITON_INTERPRET", "0").lower() in ("1", "true", "on", "yes")
+
+
+#: One-warp staging tiles rank their pass flags across the warp with a ballot (``tuning.STAGE_BALLOT``).
+STAGE_BALLOT = tl.constexpr(bool(tuning.STAGE_BALLOT))
+#: The ballot itself is PTX; the interpreter computes the same ranks with a scan (``_lane_rank``).
+BALLOT_ASM = tl.constexpr(bool(tuning.STAGE_BALLOT) and not _interpreting())
 #: float32 lowest finite value, written to pad slots of ``values``.
 PAD_VALUE = tl.constexpr(-3.4028234663852886e38)
 #: Largest crossing bin refined on a compacted small tile (``_select_staged``); see ``tuning.CROSS_CAP``.
@@ -619,8 +634,25 @@ def _tile_offsets(TILE: tl.constexpr, LANES: tl.constexpr):
 
 
 @triton.jit
+def _unaligned(ptr):
+    """``ptr`` itself, moved through inline PTX so that the compiler assumes nothing about its alignment."""
+    addr = tl.inline_asm_elementwise("mov.b64 $0, $1;", "=l,l", [ptr.to(tl.int64)], dtype=tl.int64, is_pure=True,
+                                     pack=1)
+    return addr.to(ptr.dtype)
+
+
+@triton.jit
 def _load_tile(row_ptr, cols, end, MASKED: tl.constexpr):
-    """The float32 scores of columns ``cols`` (0.0 past ``end`` when MASKED)."""
+    """The float32 scores of columns ``cols`` (0.0 past ``end`` when MASKED).
+
+    A tile one warp wide with the ballot (``_lane_rank``) is loaded one score per thread per row, never in vectors:
+    the ballot needs each tile row across the warp's lanes in column order, and from a 16-byte aligned row (say a
+    row stride divisible by 4) Triton would load 4-score vectors in a [4, 8]-thread layout, where the ballot ranks
+    the wrong scores together. Hiding the row pointer's alignment keeps the load scalar; each tile row is still one
+    coalesced 128-byte request (and the one-warp staging loop, sm_90, Triton 3.9, takes ~410 instructions per 512
+    scores for aligned and unaligned rows alike, where the aligned one took 508 converting the vectors' layout)."""
+    if BALLOT_ASM and cols.shape[1] == 32:
+        row_ptr = _unaligned(row_ptr)
     if MASKED:
         x = tl.load(row_ptr + cols, mask=cols < end, other=0.0).to(tl.float32)
     else:
@@ -655,17 +687,50 @@ def _stage_flags(x, cols, end, f, MASKED: tl.constexpr):
 
 
 @triton.jit
+def _lane_rank(flag):
+    """Ranks of the 0 / 1 ``flag`` of a [ROWS, 32] tile loaded by ``_load_tile`` (each row across one warp's lanes,
+    lane = column): for each element, how many set flags precede it in its row, and the row's count of set flags
+    (int32 [ROWS, 32] both). On the GPU one ballot per row: each thread counts the set bits of the warp's vote below
+    its own lane, three instructions in all where a scan across the lanes takes five shuffle steps. The interpreter
+    gets the same numbers from a scan.
+
+    The ballot is only right in a layout with one score per thread per row (sizePerThread [1, 1], threadsPerWarp [1,
+    32]), which ``_load_tile`` keeps; ``test_gvr_staging.py`` checks the stage kernel's compiled layout on the GPU.
+    Results stored with aligned vector stores can still pull the asm into a vector layout (a test kernel's did):
+    the staging's stores scatter, so they never do."""
+    if BALLOT_ASM:
+        rank, tot = tl.inline_asm_elementwise(
+            asm="{ .reg .pred p; .reg .b32 b, m; setp.ne.s32 p, $2, 0; vote.sync.ballot.b32 b, p, 0xffffffff; "
+                "mov.u32 m, %lanemask_lt; and.b32 m, m, b; popc.b32 $0, m; popc.b32 $1, b; }",
+            constraints="=r,=r,r", args=[flag], dtype=(tl.int32, tl.int32), is_pure=True, pack=1)
+    else:
+        rank = tl.cumsum(flag, 1) - flag
+        tot = tl.broadcast_to(tl.sum(flag, 1)[:, None], flag.shape)
+    return rank, tot
+
+
+@triton.jit
 def _stage_at(x, cols, flag, per_lane, base, slot_keys, slot_cols, CAP: tl.constexpr):
     """Write the flagged scores of a tile (``_stage_flags``) to the slot from position ``base`` on: raw float32 bits
-    and columns, in the tile's order. Positions are clamped to the slot (CAP - 1) instead of masked: a count past CAP
-    fails the attempt anyway, so what such writes leave in the slot is never read. Returns, flattened to [TILE], which
-    scores got a position inside the slot.
+    and columns, in column order for a one-warp tile with STAGE_BALLOT (``_lane_rank``), else lane by lane.
+    Positions are clamped to the slot (CAP - 1) instead of masked: a count past CAP fails the attempt anyway, so what
+    such writes leave in the slot is never read. Returns, flattened to [TILE], which scores got a position inside the
+    slot.
 
     Why this shape (sm_90 SASS of the one-warp staging loop, ``benchmarks/NOTES.md`` entry 14): a 1-D tile scans
     TILE/LANES separate lane-wide prefix sums (one per register of a thread), ~1700 instructions per 1024 scores,
     which made the staging instruction-bound. Here each thread's registers run along axis 0, so the positions are a
-    running sum within the thread plus ONE scan of the per-lane counts."""
-    pos = base + (tl.cumsum(per_lane, 0) - per_lane)[None, :] + tl.cumsum(flag, 0) - 1
+    running sum within the thread plus ONE scan of the per-lane counts; or, one warp wide, a ballot per register and
+    a running sum of the row counts, which also keeps each store's addresses together."""
+    if STAGE_BALLOT and cols.shape[1] == 32:
+        # One warp wide: the positions run along the lanes instead, so each store instruction of the warp writes
+        # consecutive slot entries (a few sectors) instead of one sector per lane: rows of ties at 512 x 16387
+        # K=2048, whose tiles admit every score, spent 106 us of H200 time in this kernel with the running sums,
+        # 26 us with the ballot (NOTES entry 30).
+        rank, tot = _lane_rank(flag)
+        pos = base + tl.cumsum(tot, 0) - tot + rank
+    else:
+        pos = base + (tl.cumsum(per_lane, 0) - per_lane)[None, :] + tl.cumsum(flag, 0) - 1
     # Stored as 1-D vectors (the same element-to-thread map): a 2-D store lets Triton 3.6 re-layout it through
     # shared memory.
     TILE: tl.constexpr = cols.shape[0] * cols.shape[1]

@@ -12,6 +12,8 @@ The counter must hold the exact size of the admitted set, and the slot exactly i
 On CPU the kernel runs through Triton's interpreter (tests/conftest.py).
 """
 
+import re
+
 import pytest
 import torch
 import triton
@@ -19,6 +21,9 @@ import triton.language as tl
 
 from gvr_topk import reference
 from gvr_topk import tuning
+from gvr_topk.kernels import stream as stream_kernels
+from gvr_topk.kernels._common import BALLOT_ASM
+from gvr_topk.kernels._common import _lane_rank
 from gvr_topk.kernels._common import _load_tile
 from gvr_topk.kernels._common import _share_bounds
 from gvr_topk.kernels._common import _stage_share
@@ -26,6 +31,7 @@ from gvr_topk.kernels._common import _stage_share_after
 from gvr_topk.kernels._common import _stage_share_prefetched
 from gvr_topk.kernels._common import _stage_share_sparse
 from gvr_topk.kernels._common import _tile_offsets
+from gvr_topk.kernels._common import _unaligned
 
 pytestmark = pytest.mark.gvr_topk
 
@@ -186,3 +192,100 @@ def test_staging_admits_an_upward_closed_superset(thr, tile, lanes, split, path)
         # A count past the capacity fails the attempt; the slot's positions stayed inside it, and every entry
         # written is an admitted column.
         assert bool(((cols >= 0) & (cols < n)).all()) and bool(admitted[cols].all())
+
+
+@triton.jit
+def _lane_rank_kernel(flag_ptr, rank_ptr, tot_ptr, ROWS: tl.constexpr):
+    offs = _tile_offsets(ROWS * 32, 32)
+    # Loaded as the staging loads its tiles (``_load_tile``), so the flags get the staging's layout.
+    flag = _load_tile(flag_ptr.to(tl.pointer_type(tl.float32)), offs, ROWS * 32, False).to(tl.int32, bitcast=True)
+    rank, tot = _lane_rank(flag)
+    if BALLOT_ASM:
+        # ``_lane_rank`` needs its operand in the load's layout; an aligned output store would pull the ranks into a
+        # vectorised one (on the H200, rows 16 and 32 failed so), which the staging's scattered stores never do.
+        rank_ptr = _unaligned(rank_ptr)
+        tot_ptr = _unaligned(tot_ptr)
+    tl.store(rank_ptr + offs, rank)
+    tl.store(tot_ptr + offs, tot)
+
+
+@pytest.mark.parametrize("rows,warps", [(1, 1), (16, 1), (32, 1), (16, 2)])
+def test_lane_rank_counts_the_set_flags_before_each_lane(rows, warps):
+    # The ballot on the GPU (tuning.STAGE_BALLOT), a scan in the interpreter: the same numbers either way. Rows of
+    # all-clear, all-set and random flags.
+    g = torch.Generator().manual_seed(rows * 10 + warps)
+    flag = (torch.rand(rows, 32, generator=g) < 0.3).to(torch.int32)
+    flag[0] = 1
+    if rows > 1:
+        flag[1] = 0
+    rank = torch.full((rows, 32), -1, dtype=torch.int32, device=DEV)
+    tot = torch.full((rows, 32), -1, dtype=torch.int32, device=DEV)
+    _lane_rank_kernel[(1,)](flag.to(DEV), rank, tot, ROWS=rows, num_warps=warps)
+    assert torch.equal(rank.cpu(), torch.cumsum(flag, 1).to(torch.int32) - flag)
+    assert torch.equal(tot.cpu(), flag.sum(1, keepdim=True).to(torch.int32).expand(rows, 32))
+    if DEV == "cuda":
+        _assert_ballot_layout(_lane_rank_kernel)
+
+
+def _assert_ballot_layout(kernel):
+    """Every compiled variant of ``kernel`` runs ``_lane_rank``'s ballot on tiles one score per thread per row, each
+    row across one warp's lanes."""
+    ttgirs = [compiled.asm["ttgir"] for entry in kernel.device_caches.values() for compiled in entry[0].values()]
+    assert ttgirs, "no compiled kernel to inspect"
+    for ttgir in ttgirs:
+        layouts = dict(re.findall(r"^(#blocked\d*) = #ttg\.blocked<\{(.*)\}>", ttgir, re.M))
+        ballots = [line for line in ttgir.splitlines() if "vote.sync.ballot" in line]
+        if tuning.STAGE_BALLOT:
+            assert ballots
+        for line in ballots:
+            for name in set(re.findall(r"#blocked\d*", line)):
+                assert "sizePerThread = [1, 1], threadsPerWarp = [1, 32]" in layouts[name], (name, layouts[name])
+
+
+@pytest.mark.skipif(not tuning.STAGE_BALLOT, reason="tuning.STAGE_BALLOT is off")
+@pytest.mark.parametrize("path", ["loop", "first_tile_preloaded"])
+@pytest.mark.parametrize("tile", [512, 1024])
+def test_one_warp_staging_writes_columns_in_order(path, tile):
+    # One program, one warp: the ballot places each tile's survivors in column order after the previous tile's, so
+    # the slot holds the admitted columns sorted (the lane-by-lane placement would interleave them by lane).
+    n = 5000
+    x = _special_row(n, seed=tile)
+    thr = 0x3F800000 ^ 0xFFFFFFFF  # about half the scores
+    admitted = ~(x < _key_floor_host(thr))
+    want = int(admitted.sum())
+    assert 0 < want <= CAP
+    count = torch.zeros(1, dtype=torch.int32, device=DEV)
+    slot_keys = torch.full((CAP,), 7, dtype=torch.int32, device=DEV)
+    slot_cols = torch.full((CAP,), -7, dtype=torch.int32, device=DEV)
+    unused = torch.zeros(NBINS, dtype=torch.int32, device=DEV)
+    thr_t = torch.tensor([thr], dtype=torch.int64).to(torch.int32).to(DEV)
+    kind, _, _ = PATHS[path]
+    _stage_row_kernel[(1,)](x.to(DEV), thr_t, count, slot_keys, slot_cols, unused, unused, thr_t, 0, n, CAP=CAP,
+                            TILE=tile, SPLIT=1, LANES=32, PATH=kind, SPAN=False, HIST=False, NBINS=NBINS,
+                            num_warps=1)
+    assert int(count.item()) == want
+    assert torch.equal(slot_cols[:want].cpu().to(torch.int64), torch.nonzero(admitted).flatten())
+    assert torch.equal(slot_keys[:want].cpu(), x.view(torch.int32)[admitted])
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("width", [16384, 16387])
+def test_stream_stage_kernel_ranks_in_the_ballot_layout(width):
+    # A 16-byte aligned row stride (16384) and an odd one, the streaming family forced on short rows (its one-warp
+    # dense staging): exact output, and every compiled stage kernel runs the ballot with each tile row across the
+    # lanes of one warp, one score per thread (``_load_tile`` hides the rows' alignment, which would otherwise
+    # vectorise the loads into a [4, 8]-thread layout).
+    import gvr_topk
+    from gvr_topk.testing import check_exact
+
+    rows, n, k = 64, 16000, 2048
+    g = torch.Generator().manual_seed(width)
+    x = torch.randn(rows, width, generator=g).to("cuda")
+    x[1] = 1.0  # a row of ties: every tile admits every score
+    x[2, ::3] = 2.0
+    kv = torch.full((rows,), n, dtype=torch.int32, device="cuda")
+    idx = torch.full((rows, k), -7, dtype=torch.int32, device="cuda")
+    gvr_topk.run_varlen(x, None, kv, idx, max_seq_len=n, family="stream")
+    torch.cuda.synchronize()
+    assert check_exact(x, idx, kv_lens=kv, max_report=3) == []
+    _assert_ballot_layout(stream_kernels._gvr_stage_kernel)
