@@ -117,10 +117,18 @@ def _split_coop(b: int, split: int, aim: int, num_sms: int) -> bool:
 
 def row_slots() -> int:
     """Row slots of a workspace's counter area: the most rows any family keeps counters for in one launch (the split
-    family's routed rows, the streaming family's chunk), hence also the most rows a forced ``family="split"`` launch
-    may have. Read from ``tuning`` at call time, so a re-tuned process (the probes) sizes workspaces and bounds
-    forced launches by the values in force, both from this one definition."""
+    family's routed rows, the streaming family's chunk). Read from ``tuning`` at call time, so a re-tuned process
+    (the probes) sizes workspaces and bounds forced launches by the values in force, both from this one
+    definition."""
     return max(tuning.SPLIT_MAX_ROWS, tuning.SPLIT_MAX_ROWS_SHORT, tuning.STREAM_CHUNK_ROWS)
+
+
+def split_rows_max() -> int:
+    """Most rows of one ``split`` launch (forced: ``route`` sends it at most ``tuning.SPLIT_MAX_ROWS_SHORT``). The
+    family keeps two counter words per row (survivors, arrivals), zero at rest, in the counter area's first
+    :func:`row_slots` words: the only part every family leaves zero (the streaming family keeps its thresholds in
+    the next ``row_slots()`` words and never clears them, so split counters there would start from stale values)."""
+    return row_slots() // 2
 
 
 def plan_for(family: str, b: int, n: int, npad: int, k: int, *, num_sms: Optional[int] = None) -> Plan:
@@ -143,7 +151,7 @@ def plan_for(family: str, b: int, n: int, npad: int, k: int, *, num_sms: Optiona
     ------
     ValueError
         Unknown family, ``reg`` for rows longer than ``tuning.REG_MAX_N``, or ``split`` for more than
-        :func:`row_slots` rows.
+        :func:`split_rows_max` rows.
     """
     _check(b, n, npad, k)
     num_sms = tuning.DEFAULT_NUM_SMS if num_sms is None else num_sms
@@ -172,9 +180,9 @@ def plan_for(family: str, b: int, n: int, npad: int, k: int, *, num_sms: Optiona
         return Plan("stream", block=block, num_warps=tuning.STREAM_WARPS, cap=cap, aim=aim,
                     sample=sample, split=max(split, 1), select_warps=select_warps, select_maxnreg=select_maxnreg)
     if family == "split":
-        if b > row_slots():
-            raise ValueError(f"family='split' serves at most {row_slots()} rows per launch (its workspace holds one "
-                             f"slot per row), got {b} rows")
+        if b > split_rows_max():
+            raise ValueError(f"family='split' serves at most {split_rows_max()} rows per launch (two counter words "
+                             f"per row in the workspace's zero-at-rest area), got {b} rows")
         cap, aim, sample = _stream_params(n, k)
         split = _split_factor(b, n, num_sms)
         return Plan("split", block=_split_tile(n, split), num_warps=tuning.SPLIT_WARPS, cap=cap, aim=aim,

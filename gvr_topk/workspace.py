@@ -6,7 +6,8 @@ Layout (bytes, int32 words)::
     [ staged keys: slots x CAP ][ staged columns: slots x CAP ]
 
 ROW_WORDS = ``dispatch.row_slots()`` (max of SPLIT_MAX_ROWS, SPLIT_MAX_ROWS_SHORT, STREAM_CHUNK_ROWS). The split
-family reads the counters as 2 words per row slot (survivor count, arrival count); the streaming family as three
+family reads the first ROW_WORDS words as 2 words per row (survivor count, arrival count; hence at most ROW_WORDS / 2
+rows, ``dispatch.split_rows_max()``); the streaming family reads the counter area as three
 arrays of ROW_WORDS words (survivor counts, thresholds, the per-row flags of ``tuning.STREAM_ROW_WAIT``). The
 cooperative scratch serves the split family's cooperative form (``kernels/split.py`` lists its words), one block per
 row up to COOP_ROWS = ``coop_rows()``. Counts, arrivals, flags and the scratch's counters and histogram are zero at

@@ -185,7 +185,11 @@ def test_plan_for_rejects_unknown_family():
 
 
 def test_forced_split_is_refused_past_its_workspace_rows():
-    m = dispatch.row_slots()
+    m = dispatch.split_rows_max()
+    # Its counters (two words per row) must stay inside the counter area's first row_slots() words, the part no
+    # family leaves non-zero; the rows route sends it fit.
+    assert 2 * m <= dispatch.row_slots()
+    assert max(tuning.SPLIT_MAX_ROWS, tuning.SPLIT_MAX_ROWS_SHORT) <= m
     assert dispatch.plan_for("split", m, 100000, 100000, 512).family == "split"
     with pytest.raises(ValueError, match="family='split' serves at most"):
         dispatch.plan_for("split", m + 1, 100000, 100000, 512)

@@ -317,14 +317,18 @@ def test_capture_without_max_seq_len_changes_no_byte():
 # ---------------------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("rows", [tuning.SPLIT_MAX_ROWS + 1, dispatch.row_slots() + 1])
+@pytest.mark.parametrize("rows", [
+    tuning.SPLIT_MAX_ROWS + 1, dispatch.split_rows_max() + 1,
+    pytest.param(dispatch.split_rows_max(), marks=gpu_only),  # 256 rows: minutes in the interpreter
+])
 def test_forced_split_beyond_split_max_rows(rows):
     """A forced family on a legal shape is either refused (ValueError naming it, nothing written) or exact.
 
     The split family keeps per-row counters in its workspace; with more rows than ``tuning.SPLIT_MAX_ROWS`` those
-    counters must not overlap the staging area, and past ``dispatch.row_slots()`` (the row slots a
-    workspace has) the launch must be refused. Runs in a subprocess because the failure mode is a crash (a
-    segfault in the interpreter, out-of-bounds writes on a GPU), not an exception."""
+    counters must not overlap the staging area, nor the words a streaming launch on the same workspace leaves
+    non-zero (its thresholds: 512 forced split rows once came out wrong from row 256 on after one), and past
+    ``dispatch.split_rows_max()`` the launch must be refused. Runs in a subprocess because the failure mode is a
+    crash (a segfault in the interpreter, out-of-bounds writes on a GPU), not an exception."""
     code = f"""
 import torch, gvr_topk
 from gvr_topk.testing import check_exact
@@ -334,6 +338,8 @@ x = torch.randn(rows, n, generator=torch.Generator().manual_seed(0)).to(dev)
 kv = torch.full((rows,), n, dtype=torch.int32, device=dev)
 idx = torch.full((rows, k), -5, dtype=torch.int32, device=dev)
 ws = torch.zeros(gvr_topk.workspace_bytes(rows, k), dtype=torch.uint8, device=dev)
+gvr_topk.run_varlen(x, None, kv, idx, family="stream", workspace=ws)  # leaves its thresholds in the workspace
+idx.fill_(-5)
 try:
     gvr_topk.run_varlen(x, None, kv, idx, family="split", workspace=ws)
 except ValueError as e:
