@@ -32,7 +32,8 @@ def run(attrs: spec.PluginAttrs, logits: torch.Tensor, kv_lens: torch.Tensor, pr
     stream : int, optional
         A ``cudaStream_t`` as an int (TensorRT's); None: torch's current stream.
     tactic : int, optional
-        A tactic id from :func:`spec.tactics` (None or 0: the dispatcher decides).
+        A tactic id from :func:`spec.tactics` (None or 0: the dispatcher decides; the split tactic on more rows than
+        ``gvr_topk.dispatch.split_rows_max()`` too).
 
     Raises
     ------
@@ -40,6 +41,11 @@ def run(attrs: spec.PluginAttrs, logits: torch.Tensor, kv_lens: torch.Tensor, pr
         From ``gvr_topk.run_varlen``'s checks, naming the argument; nothing is written then.
     """
     family = spec.jit_family(tactic)
+    if family == "split" and logits.shape[0] > gvr_topk.dispatch.split_rows_max():
+        # TensorRT times every offered tactic at shapes of its choosing, and one split launch serves at most
+        # split_rows_max() rows: a larger batch under the split tactic takes the dispatcher's family instead of
+        # failing the build (the rows count is only known here).
+        family = None
     kwargs = dict(next_n=attrs.next_n, compress_ratio=attrs.compress_ratio, max_seq_len=attrs.max_seq_len,
                   family=family)
     hint = None if attrs.hint_free else pre_idx

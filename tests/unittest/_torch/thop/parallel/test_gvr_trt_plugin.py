@@ -178,6 +178,17 @@ def test_tactics_offer_reg_only_where_rows_fit():
     assert 0 not in all_  # TensorRT reserves tactic 0
 
 
+@pytest.mark.parametrize("rows", [1, gvr_topk.dispatch.split_rows_max(), gvr_topk.dispatch.split_rows_max() + 1])
+def test_split_tactic_past_the_split_rows_takes_the_dispatcher(rows, monkeypatch):
+    # The split family serves at most split_rows_max() rows per launch; TensorRT may time its tactic on more.
+    seen = []
+    monkeypatch.setattr(gvr_topk, "run_varlen", lambda *args, **kwargs: seen.append(kwargs["family"]))
+    logits = torch.zeros(rows, 4096)
+    jit.run(_attrs(), logits, torch.full((rows,), 4096, dtype=torch.int32), torch.zeros(rows, 512, dtype=torch.int32),
+            torch.empty(rows, 512, dtype=torch.int32), tactic=spec.TACTIC_SPLIT)
+    assert seen == ["split" if rows <= gvr_topk.dispatch.split_rows_max() else None]
+
+
 def test_jit_family_per_tactic():
     assert spec.jit_family(None) is None and spec.jit_family(0) is None
     assert [spec.jit_family(t) for t in (1, 2, 3, 4)] == [None, "reg", "stream", "split"]
