@@ -24,11 +24,9 @@ from .launch.common import static_kwargs
 
 def kernels_interpreted() -> bool:
     """True when the Triton kernels run through Triton's interpreter (``TRITON_INTERPRET=1`` at import)."""
-    from triton.runtime.interpreter import InterpretedFunction
+    from .kernels import _common
 
-    from .kernels.reg import _gvr_reg_kernel
-
-    return isinstance(_gvr_reg_kernel, InterpretedFunction)
+    return _common.kernels_interpreted()
 
 
 def _err(cls, name: str, expected: str, got) -> Exception:

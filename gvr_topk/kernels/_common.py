@@ -24,8 +24,6 @@ Building blocks:
   small tile); ``_refine_row`` wraps it with the retry ladder.
 """
 
-import os
-
 import triton
 import triton.language as tl
 
@@ -48,18 +46,8 @@ except ImportError:  # an older Triton: the launchers never turn PDL on (``launc
         pass
 
 
-def _interpreting() -> bool:
-    """Whether Triton runs kernels through its interpreter (``TRITON_INTERPRET=1``), which executes no PTX."""
-    knobs = getattr(triton, "knobs", None)
-    if knobs is not None and hasattr(knobs, "runtime") and hasattr(knobs.runtime, "interpret"):
-        return bool(knobs.runtime.interpret)
-    return os.environ.get("TRITON_INTERPRET", "0").lower() in ("1", "true", "on", "yes")
-
-
 #: One-warp staging tiles rank their pass flags across the warp with a ballot (``tuning.STAGE_BALLOT``).
 STAGE_BALLOT = tl.constexpr(bool(tuning.STAGE_BALLOT))
-#: The ballot itself is PTX; the interpreter computes the same ranks with a scan (``_lane_rank``).
-BALLOT_ASM = tl.constexpr(bool(tuning.STAGE_BALLOT) and not _interpreting())
 #: float32 lowest finite value, written to pad slots of ``values``.
 PAD_VALUE = tl.constexpr(-3.4028234663852886e38)
 #: Largest crossing bin refined on a compacted small tile (``_select_staged``); see ``tuning.CROSS_CAP``.
@@ -83,6 +71,18 @@ def _order_key(x):
     u = x.to(tl.uint32, bitcast=True)
     key = tl.where((u >> 31) != 0, u ^ 0xFFFFFFFF, u | 0x80000000)  # not ~u: older interpreters overflow
     return tl.where(x != x, 0xFFFFFFFF, key)
+
+
+def kernels_interpreted() -> bool:
+    """True when the Triton kernels run through Triton's interpreter (``TRITON_INTERPRET=1`` at import): the
+    decorator then made interpreted functions, which execute no PTX."""
+    from triton.runtime.interpreter import InterpretedFunction
+
+    return isinstance(_order_key, InterpretedFunction)
+
+
+#: The ballot itself is PTX; the interpreter computes the same ranks with a scan (``_lane_rank``).
+BALLOT_ASM = tl.constexpr(bool(tuning.STAGE_BALLOT) and not kernels_interpreted())
 
 
 @triton.jit
