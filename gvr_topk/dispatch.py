@@ -40,6 +40,9 @@ class Plan:
     coop : bool
         ``split``: the programs of a row share the selection (the cooperative form, ``kernels/split.py``) where the
         launch can keep them all resident (``launch.split.coop_mode``); False for the other families.
+    maxnreg : int
+        ``reg``: register cap per thread of its program (``tuning.REG_MAXNREG``), 0 for none and for the other
+        families (the streaming select's cap is ``select_maxnreg``).
     """
 
     family: str
@@ -52,6 +55,7 @@ class Plan:
     select_warps: int = 0
     select_maxnreg: int = 0
     coop: bool = False
+    maxnreg: int = 0
 
 
 def _pow2_ceil(x: int) -> int:
@@ -81,7 +85,7 @@ def capacity(k: int) -> int:
 def _reg_plan(n: int) -> Plan:
     block = max(_pow2_ceil(n), tuning.REG_MIN_BLOCK)
     warps = next(w for size, w in tuning.REG_WARPS if block <= size)
-    return Plan("reg", block=block, num_warps=warps)
+    return Plan("reg", block=block, num_warps=warps, maxnreg=tuning.REG_MAXNREG)
 
 
 def _stream_params(n: int, k: int):
@@ -209,13 +213,14 @@ def route(b: int, n: int, npad: int, k: int, *, num_sms: Optional[int] = None) -
     Returns
     -------
     Plan
-        ``plan.family`` is ``"reg"`` when the row fits one program's registers, ``"split"`` for few long rows
+        ``plan.family`` is ``"reg"`` for rows of at most ``tuning.REG_ROUTE_MAX_N`` columns (held in one program's
+        registers), ``"split"`` for few long rows
         (several programs per row, so a small batch still fills the GPU; up to ``tuning.SPLIT_MAX_ROWS`` rows, or
         ``tuning.SPLIT_MAX_ROWS_SHORT`` rows of at most ``tuning.SPLIT_SHORT_MAX_N`` columns), else ``"stream"``.
     """
     _check(b, n, npad, k)
     n_eff = min(max(n, k + 1), npad) if npad > k else npad
-    if n_eff <= tuning.REG_MAX_N:
+    if n_eff <= tuning.REG_ROUTE_MAX_N:
         family = "reg"
     elif b <= tuning.SPLIT_MAX_ROWS or (b <= tuning.SPLIT_MAX_ROWS_SHORT and n_eff <= tuning.SPLIT_SHORT_MAX_N):
         family = "split"

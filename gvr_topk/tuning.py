@@ -40,12 +40,24 @@ PROVENANCE = {
 DEFAULT_NUM_SMS = 132
 
 # --- register-resident family ("reg") -------------------------------------------------------------
-#: Largest row (columns) held in one program's registers.
+#: Largest row (columns) held in one program's registers: the limit of ``family="reg"`` (forced launches, the
+#: TensorRT plugin's register tactic).
 REG_MAX_N = 16384
+#: Longest row ``route`` gives the register family. 8192 (was REG_MAX_N): the 16384-column tile lost to the other
+#: families at every row count from 10000 columns on (H200, probe_families.py, NOTES entry 30: 1 / 8 / 64 x 10000
+#: K=2048 reg 37.5 / 46.8 / 47.1 us, split 32.3 / 32.2 / 37.2; 256 / 512 x 10000 reg 100.2 / 186.2, stream 67.8 /
+#: 82.7; 512 x 16384 reg 189.9, stream 82.4), while the 8192 tile beat them at every row count measured
+#: (NOTES entry 31: 8 - 512 x 4111 and 128 - 512 x 8192, stream 1.5-2x slower, split slower still).
+REG_ROUTE_MAX_N = 8192
 #: Smallest register tile (a power of two); shorter rows are padded up to it.
 REG_MIN_BLOCK = 1024
-#: num_warps by register tile size: tile <= key -> warps.
-REG_WARPS = ((2048, 4), (4096, 8), (8192, 16), (16384, 16))
+#: num_warps by register tile size: tile <= key -> warps. The 8192 tile: 8 warps (was 16) with REG_MAXNREG, so two
+#: programs share an SM (NOTES entry 31: with RADIX_BIN_BITS 5, 512 x 4111 K=2048 86.4 -> 71.0 us, K=512 85.8 ->
+#: 65.8, 512 x 8192 92.2 -> 74.2; 1 and 64 rows within +-2.6 us). 4 warps measured 1.3-4.9x slower.
+REG_WARPS = ((2048, 4), (4096, 8), (8192, 8), (16384, 16))
+#: Register cap per thread of the register family's programs (Triton ``maxnreg``): 128 lets two 8-warp programs
+#: (or one of 16 warps) reside per SM. H200, probe_ab.py, NOTES entry 31 (measured together with REG_WARPS above).
+REG_MAXNREG = 128
 
 # --- streaming families ("stream", "split") -------------------------------------------------------
 #: Candidate capacity (survivors staged per row) by K: the smallest entry whose k_max >= K.
@@ -91,6 +103,13 @@ SAMPLE_BIN_BITS = 8
 #: (geomean over torch.topk 2.87x -> 3.04x); with 8-bit sample levels level with that on 5 cells (2.99x / 3.01x).
 #: 6 bits (crossing bins up to ~600, CROSS_CAP 1024) measured slower than 7.
 SELECT_BIN_BITS = 7
+#: Bits per level of the exact radix select on a register tile (``_common._radix_kth``: the ``reg`` family's whole
+#: row, the streaming families' crossing-bin refines). Each level histograms the whole tile, masked lanes included.
+#: 5 (was 8): fewer bins per thread, more levels. H200, probe_ab.py, 13 cells x decode / all-equal rows (NOTES
+#: entry 31): level with 8 alone (geomean over torch.topk 1.94x -> 1.98x; 6 and 7 bits 1.97x / 1.98x), and with the
+#: 8-warp capped register tile (REG_WARPS, REG_MAXNREG) 2.08x, where 8 warps and the cap alone gave ~-10% at 512
+#: rows against -18 to -23% with 5 bits. Streaming and split cells moved -1.6 to +0.5 us.
+RADIX_BIN_BITS = 5
 
 # --- streaming family (three kernels: threshold, stage, select) -------------------------------------
 #: Scores per loop iteration of the staging kernel, and its warps. One warp per program (was 4 warps, 2048-score

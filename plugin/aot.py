@@ -75,6 +75,8 @@ class AotConfig:
     max_ptx_version : int or None
         Highest PTX ISA version (x10, e.g. 84 for 8.4) the PTX may declare: that of the CUDA driver that will load
         it (see :func:`driver_ptx_version`). None: whatever this Triton emits by default.
+    maxnreg : int
+        Register cap per thread (Triton ``maxnreg``), 0 for none: the torch op's plan's for ``reg``.
     """
 
     family: str
@@ -85,6 +87,7 @@ class AotConfig:
     num_warps: int
     arch: int = DEFAULT_ARCH
     max_ptx_version: Optional[int] = None
+    maxnreg: int = 0
 
 
 @dataclass(frozen=True)
@@ -145,9 +148,10 @@ def aot_config(attrs: spec.PluginAttrs, npad: Optional[int], tactic: Optional[in
     family = spec.aot_family(attrs, npad, tactic)
     if family == "reg":
         n = spec.n_bound_max(attrs, npad)
-        # The same tile and warps the torch op's launcher would choose for these rows.
+        # The same tile, warps and register cap the torch op's launcher would choose for these rows.
         plan = dispatch.plan_for("reg", 1, n, max(npad if npad is not None else n, 1), attrs.k)
-        return AotConfig("reg", attrs.k, attrs.kb, plan.block, attrs.hint_free, plan.num_warps, arch, max_ptx_version)
+        return AotConfig("reg", attrs.k, attrs.kb, plan.block, attrs.hint_free, plan.num_warps, arch, max_ptx_version,
+                         plan.maxnreg)
     return AotConfig("exact", attrs.k, attrs.kb, tuning.REFINE_TILE, attrs.hint_free, tuning.EXACT_ROW_WARPS, arch,
                      max_ptx_version)
 
@@ -286,12 +290,14 @@ def _compile_in_process(config: AotConfig) -> AotKernel:
     kw = "constexprs" if "constexprs" in inspect.signature(ASTSource.__init__).parameters else "constants"
     src = ASTSource(fn=kernel_for(config.family), signature=signature, **{kw: constexprs})
     target = GPUTarget("cuda", config.arch, 32)
-    compiled = triton.compile(src, target=target, options={"num_warps": config.num_warps})
+    options = {"num_warps": config.num_warps}
+    if config.maxnreg:
+        options["maxnreg"] = config.maxnreg
+    compiled = triton.compile(src, target=target, options=options)
     if config.max_ptx_version is not None and ptx_isa_version(compiled.asm["ptx"]) > config.max_ptx_version:
         # Lower the declared ISA only when needed: Triton cannot go above its own default, and older ISAs may
         # lack instructions newer Triton prefers.
-        compiled = triton.compile(src, target=target, options={"num_warps": config.num_warps,
-                                                               "ptx_version": config.max_ptx_version})
+        compiled = triton.compile(src, target=target, options={**options, "ptx_version": config.max_ptx_version})
     md = compiled.metadata
     for field in ("global_scratch_size", "profile_scratch_size"):
         if getattr(md, field, 0):

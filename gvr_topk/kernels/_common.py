@@ -59,6 +59,9 @@ SAMPLE_BINS = tl.constexpr(1 << tuning.SAMPLE_BIN_BITS)
 #: Bits (and bins) of the staged select's first histogram (``tuning.SELECT_BIN_BITS``).
 SELECT_BITS = tl.constexpr(tuning.SELECT_BIN_BITS)
 SELECT_BINS = tl.constexpr(1 << tuning.SELECT_BIN_BITS)
+#: Bits (and bins) per level of the register-tile radix select (``tuning.RADIX_BIN_BITS``).
+RADIX_BITS = tl.constexpr(tuning.RADIX_BIN_BITS)
+RADIX_BINS = tl.constexpr(1 << tuning.RADIX_BIN_BITS)
 #: Bits (and bins) of the split family's cooperative row histogram (``tuning.SPLIT_COOP_BIN_BITS``; they set the
 #: layout of its row scratch, ``workspace.coop_words``).
 COOP_BITS = tl.constexpr(tuning.SPLIT_COOP_BIN_BITS)
@@ -186,17 +189,18 @@ def _bin_window(lo, hi, b, shift):
 def _radix_kth(keys, mask, need):
     """The ``need``-th largest key among ``keys[mask]`` (1 <= need <= count(mask)), exactly.
 
-    Each level histograms ``(key - lo) >> shift`` over the current window [lo, hi] (<= 256 bins), keeps the
-    crossing bin, and tightens the window to that bin's smallest and largest member. A window that holds a single
-    key, or a crossing bin that is needed whole, ends the search; a 32-bit window needs at most 4 levels."""
+    Each level histograms ``(key - lo) >> shift`` over the current window [lo, hi] (at most RADIX_BINS bins), keeps
+    the crossing bin, and tightens the window to that bin's smallest and largest member. A window that holds a single
+    key, or a crossing bin that is needed whole, ends the search; a 32-bit window needs at most
+    ceil(32 / (RADIX_BITS - 1)) levels (``_digit_shift`` may give one bit fewer per level)."""
     need = tl.zeros([], tl.int32) + need  # a tensor even when the caller passes a constexpr (loop-carried)
     lo, hi = _minmax(keys, mask)
     while lo < hi:
-        shift = _digit_shift(hi - lo, 8)
+        shift = _digit_shift(hi - lo, RADIX_BITS)
         win = mask & (keys >= lo) & (keys <= hi)
         digit = tl.where(win, (keys - lo) >> shift, 0).to(tl.int32)
-        hist = tl.histogram(digit, 256, mask=win)
-        b, above, in_b = _crossing_bin(hist, need, 256)
+        hist = tl.histogram(digit, RADIX_BINS, mask=win)
+        b, above, in_b = _crossing_bin(hist, need, RADIX_BINS)
         need -= above
         lo, hi = _minmax(keys, win & (digit == b))
         if need == in_b:

@@ -1,7 +1,8 @@
 """Register-resident family ``reg``: one program per row, the whole row held in registers.
 
-Regime: rows up to ``tuning.REG_MAX_N`` columns (any batch). Memory traffic: the row is read once; the hint (hinted
-mode) adds K index loads and K scattered score loads.
+Regime: rows up to ``tuning.REG_MAX_N`` columns, any batch (``route`` sends it rows of at most
+``tuning.REG_ROUTE_MAX_N``). Memory traffic: the row is read once; the hint (hinted mode) adds K index loads and K
+scattered score loads.
 
 GVR structure: bracket -> count -> exact refine, all on the register tile.
 

@@ -18,7 +18,7 @@ def test_golden_families(b, n, k, family):
 
 
 def test_golden_plan_fields():
-    assert route(1, 4111, 4111, 2048) == dispatch.Plan("reg", block=8192, num_warps=16)
+    assert route(1, 4111, 4111, 2048) == dispatch.Plan("reg", block=8192, num_warps=8, maxnreg=tuning.REG_MAXNREG)
     p = route(1, 131075, 131075, 2048)
     # 65 tiles of 2048 scores: one program per tile (at most one per SM).
     assert (p.family, p.cap, p.aim, p.sample, p.split) == ("split", 8192, 3072, 2048, 65)
@@ -42,11 +42,23 @@ def test_golden_plan_fields():
 
 
 def test_reg_threshold_both_sides():
-    t = tuning.REG_MAX_N
+    t = tuning.REG_ROUTE_MAX_N
     assert route(64, t, t, 512).family == "reg"
+    assert route(512, t, t, 512).family == "reg"
     assert route(512, t + 1, t + 1, 512).family == "stream"
     assert route(64, t + 1, t + 1, 512).family == "split"  # up to SPLIT_MAX_ROWS_SHORT short rows
     assert route(64, t - 1, t - 1, 512).family == "reg"
+
+
+def test_reg_forced_limit_beyond_routed_limit():
+    # route stops at REG_ROUTE_MAX_N; family="reg" still serves rows up to the register tile's REG_MAX_N.
+    assert tuning.REG_ROUTE_MAX_N <= tuning.REG_MAX_N
+    t = tuning.REG_MAX_N
+    p = dispatch.plan_for("reg", 512, t, t, 2048)
+    assert (p.family, p.block) == ("reg", t) and p.maxnreg == tuning.REG_MAXNREG
+    with pytest.raises(ValueError, match="family='reg' holds at most"):
+        dispatch.plan_for("reg", 1, t + 1, t + 1, 2048)
+    assert route(512, t, t, 2048).family == "stream" and route(8, t, t, 2048).family == "split"
 
 
 def test_split_threshold_both_sides():
