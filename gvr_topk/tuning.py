@@ -27,12 +27,14 @@ PROVENANCE = {
               "the split family's cooperative sample window and aim bound (entry 24): probe_sample.py; the "
               "cooperative row histogram's bits and the finisher's rank bound (entry 27): probe_ab.py over exported "
               "trees; the streaming select's geometry past one wave on short rows (entry 28): probe_sample.py, then "
-              "probe_ab.py",
+              "probe_ab.py; the register family's routing edge, warps, register cap and radix bits (entries 30-31): "
+              "probe_families.py --families, then probe_ab.py over exported trees",
     "gpu": "NVIDIA H200 (132 SMs, 60 MB L2), driver 580.159.04, torch 2.11, Triton 3.6",
-    "date": "2026-12-03",
+    "date": "2026-12-04",
     "command": "python benchmarks/probe_stream2.py --quick; python benchmarks/probe_primitives.py; "
                "python benchmarks/probe_sample.py --arms ... --cells ... (the arms and cells of NOTES entries 10-12); "
                "python benchmarks/probe_stage.py; python benchmarks/probe_ab.py --rev DIR,... --no-new --cells ...; "
+               "python benchmarks/probe_families.py --families reg,stream,split --cells ...; "
                "python benchmarks/bench_gvr_topk.py --quick",
 }
 
