@@ -22,7 +22,8 @@ class Plan:
     family : str
         One of :data:`FAMILIES`.
     block : int
-        ``reg``: the register tile (columns held per program); ``stream``/``split``: scores per loop iteration.
+        ``reg``: the register tile (columns held per program, with ``tail``); ``stream``/``split``: scores per loop
+        iteration.
     num_warps : int
         Warps per program.
     cap : int
@@ -43,6 +44,9 @@ class Plan:
     maxnreg : int
         ``reg``: register cap per thread of its program (``tuning.REG_MAXNREG``), 0 for none and for the other
         families (the streaming select's cap is ``select_maxnreg``).
+    tail : int
+        ``reg``: lanes of the tail tile that holds columns ``block`` .. ``block + tail - 1`` (0: none), so a row a
+        little longer than a power of two is not padded to the next one; 0 for the other families.
     """
 
     family: str
@@ -56,6 +60,7 @@ class Plan:
     select_maxnreg: int = 0
     coop: bool = False
     maxnreg: int = 0
+    tail: int = 0
 
 
 def _pow2_ceil(x: int) -> int:
@@ -84,8 +89,14 @@ def capacity(k: int) -> int:
 
 def _reg_plan(n: int) -> Plan:
     block = max(_pow2_ceil(n), tuning.REG_MIN_BLOCK)
+    tail = 0
+    if block // 2 >= tuning.REG_MIN_BLOCK and n <= block // 2 + block // 4:
+        # Half the tile plus a tail tile of at most a quarter of it: fewer lanes for every radix level to sweep, for
+        # one more (small) reduction and histogram per level.
+        block //= 2
+        tail = max(_pow2_ceil(n - block), tuning.REG_TAIL_MIN)
     warps = next(w for size, w in tuning.REG_WARPS if block <= size)
-    return Plan("reg", block=block, num_warps=warps, maxnreg=tuning.REG_MAXNREG)
+    return Plan("reg", block=block, num_warps=warps, maxnreg=tuning.REG_MAXNREG, tail=tail)
 
 
 def _stream_params(n: int, k: int):

@@ -53,6 +53,13 @@ REG_MAX_N = 16384
 REG_ROUTE_MAX_N = 8192
 #: Smallest register tile (a power of two); shorter rows are padded up to it.
 REG_MIN_BLOCK = 1024
+#: Smallest tail tile of the register family. A row of n columns, T / 2 < n <= 3 T / 4 (T the power-of-two tile it
+#: would need), is held in a T / 2 tile plus a tail tile of pow2_ceil(n - T / 2) lanes (at least this many), at most
+#: T / 4: fewer lanes for every radix level, for one more reduction and histogram per level on the small tile. H200,
+#: probe_ab.py, NOTES entry 32, hint-free against the single tile: 512 x 4111 K=2048 70.7 -> 45.2 us, 1 x 4111 20.3
+#: -> 15.9, 512 x 6000 (tail 2048) 73.9 -> 63.8, 512 x 2100 K=512 38.7 -> 24.5; one loss, 1 x 3000 K=1024 13.5 ->
+#: 14.4 (its 2048 tile runs 4 warps where the 4096 tile ran 8).
+REG_TAIL_MIN = 16
 #: num_warps by register tile size: tile <= key -> warps. The 8192 tile: 8 warps (was 16) with REG_MAXNREG, so two
 #: programs share an SM (NOTES entry 31: with RADIX_BIN_BITS 5, 512 x 4111 K=2048 86.4 -> 71.0 us, K=512 85.8 ->
 #: 65.8, 512 x 8192 92.2 -> 74.2; 1 and 64 rows within +-2.6 us). 4 warps measured 1.3-4.9x slower.

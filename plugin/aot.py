@@ -65,7 +65,7 @@ class AotConfig:
     k, kb : int
         Selections per row and its power-of-two slot tile (>= 16).
     block : int
-        ``reg``: the register tile (>= every row length); ``exact``: scores per loop iteration.
+        ``reg``: the register tile (with ``tail``, >= every row length); ``exact``: scores per loop iteration.
     hint_free : bool
         ``reg`` only: never read the hint (the ``exact`` kernel never reads it anyway).
     num_warps : int
@@ -77,6 +77,8 @@ class AotConfig:
         it (see :func:`driver_ptx_version`). None: whatever this Triton emits by default.
     maxnreg : int
         Register cap per thread (Triton ``maxnreg``), 0 for none: the torch op's plan's for ``reg``.
+    tail : int
+        ``reg``: lanes of the tail tile after ``block`` (``dispatch.Plan.tail``), 0 for none and for ``exact``.
     """
 
     family: str
@@ -88,6 +90,7 @@ class AotConfig:
     arch: int = DEFAULT_ARCH
     max_ptx_version: Optional[int] = None
     maxnreg: int = 0
+    tail: int = 0
 
 
 @dataclass(frozen=True)
@@ -151,7 +154,7 @@ def aot_config(attrs: spec.PluginAttrs, npad: Optional[int], tactic: Optional[in
         # The same tile, warps and register cap the torch op's launcher would choose for these rows.
         plan = dispatch.plan_for("reg", 1, n, max(npad if npad is not None else n, 1), attrs.k)
         return AotConfig("reg", attrs.k, attrs.kb, plan.block, attrs.hint_free, plan.num_warps, arch, max_ptx_version,
-                         plan.maxnreg)
+                         plan.maxnreg, plan.tail)
     return AotConfig("exact", attrs.k, attrs.kb, tuning.REFINE_TILE, attrs.hint_free, tuning.EXACT_ROW_WARPS, arch,
                      max_ptx_version)
 
@@ -214,7 +217,8 @@ def triton_signature(config: AotConfig) -> tuple:
         raise RuntimeError(f"{spec.PLUGIN_ID}: kernel '{config.family}' parameters: expected {PARAM_ORDER} first, "
                            f"got {tuple(names)}")
     if config.family == "reg":
-        constexprs = {"K": config.k, "KB": config.kb, "BLOCK": config.block, "HINT_FREE": config.hint_free}
+        constexprs = {"K": config.k, "KB": config.kb, "BLOCK": config.block, "TAIL": config.tail,
+                      "HINT_FREE": config.hint_free}
     else:
         constexprs = {"K": config.k, "KB": config.kb, "TILE": config.block}
     if set(names[len(PARAM_ORDER):]) != set(constexprs):

@@ -186,23 +186,63 @@ def _bin_window(lo, hi, b, shift):
 
 
 @triton.jit
+def _minmax_tiles(keys, mask, tkeys, tmask, TAIL: tl.constexpr):
+    """``_minmax`` over a tile and its tail tile (``TAIL`` lanes; none when 0, and ``tkeys``/``tmask`` unused)."""
+    lo, hi = _minmax(keys, mask)
+    if TAIL > 0:
+        t_lo, t_hi = _minmax(tkeys, tmask)
+        lo = tl.minimum(lo, t_lo)
+        hi = tl.maximum(hi, t_hi)
+    return lo, hi
+
+
+@triton.jit
+def _count_tiles(a0, a1, t0, t1, TAIL: tl.constexpr):
+    """(count of mask ``a0``, count of mask ``a1``) over a tile and its tail tile (masks ``t0``, ``t1``; unused when
+    ``TAIL`` is 0), in one reduction per tile."""
+    n0, n1 = tl.reduce((a0.to(tl.int32), a1.to(tl.int32)), 0, _add_pair)
+    if TAIL > 0:
+        m0, m1 = tl.reduce((t0.to(tl.int32), t1.to(tl.int32)), 0, _add_pair)
+        n0 += m0
+        n1 += m1
+    return n0, n1
+
+
+@triton.jit
 def _radix_kth(keys, mask, need):
-    """The ``need``-th largest key among ``keys[mask]`` (1 <= need <= count(mask)), exactly.
+    """The ``need``-th largest key among ``keys[mask]`` (1 <= need <= count(mask)), exactly: ``_radix_kth_tiles``
+    on one tile."""
+    return _radix_kth_tiles(keys, mask, keys, mask, need, 0)
+
+
+@triton.jit
+def _radix_kth_tiles(keys, mask, tkeys, tmask, need, TAIL: tl.constexpr):
+    """The ``need``-th largest key among ``keys[mask]`` and ``tkeys[tmask]`` (the tail tile, ``TAIL`` lanes; none
+    when 0), 1 <= need <= the masks' count, exactly.
 
     Each level histograms ``(key - lo) >> shift`` over the current window [lo, hi] (at most RADIX_BINS bins), keeps
     the crossing bin, and tightens the window to that bin's smallest and largest member. A window that holds a single
     key, or a crossing bin that is needed whole, ends the search; a 32-bit window needs at most
-    ceil(32 / (RADIX_BITS - 1)) levels (``_digit_shift`` may give one bit fewer per level)."""
+    ceil(32 / (RADIX_BITS - 1)) levels (``_digit_shift`` may give one bit fewer per level). A tail tile lets a row
+    of a few more columns than a power of two skip the next power of two's dead lanes: it costs one more reduction
+    and one more histogram per level, on a small tile."""
     need = tl.zeros([], tl.int32) + need  # a tensor even when the caller passes a constexpr (loop-carried)
-    lo, hi = _minmax(keys, mask)
+    lo, hi = _minmax_tiles(keys, mask, tkeys, tmask, TAIL)
     while lo < hi:
         shift = _digit_shift(hi - lo, RADIX_BITS)
         win = mask & (keys >= lo) & (keys <= hi)
         digit = tl.where(win, (keys - lo) >> shift, 0).to(tl.int32)
         hist = tl.histogram(digit, RADIX_BINS, mask=win)
+        if TAIL > 0:
+            t_win = tmask & (tkeys >= lo) & (tkeys <= hi)
+            t_digit = tl.where(t_win, (tkeys - lo) >> shift, 0).to(tl.int32)
+            hist += tl.histogram(t_digit, RADIX_BINS, mask=t_win)
         b, above, in_b = _crossing_bin(hist, need, RADIX_BINS)
         need -= above
-        lo, hi = _minmax(keys, win & (digit == b))
+        t_in_b = tmask  # unused without a tail tile
+        if TAIL > 0:
+            t_in_b = t_win & (t_digit == b)
+        lo, hi = _minmax_tiles(keys, win & (digit == b), tkeys, t_in_b, TAIL)
         if need == in_b:
             # The whole crossing bin is needed: its smallest key is the K-th key.
             hi = lo
@@ -212,18 +252,37 @@ def _radix_kth(keys, mask, need):
 @triton.jit
 def _select_tile(keys, cols, cand, need):
     """Mask of exactly ``need`` lanes of ``cand`` (count(cand) >= need): all keys above the need-th largest key,
-    then, among the lanes tied with it, those with the lowest column index."""
-    kth = _radix_kth(keys, cand, need)
+    then, among the lanes tied with it, those with the lowest column index (``_select_tiles`` on one tile)."""
+    sel, _ = _select_tiles(keys, cols, cand, keys, cols, cand, need, 0)
+    return sel
+
+
+@triton.jit
+def _select_tiles(keys, cols, cand, tkeys, tcols, tcand, need, TAIL: tl.constexpr):
+    """Masks (tile, tail tile) of exactly ``need`` lanes of ``cand`` and ``tcand`` together (the tail tile has
+    ``TAIL`` lanes, none when 0: its mask is then meaningless): all keys above the need-th largest key, then,
+    among the lanes tied with it, those with the lowest column index."""
+    kth = _radix_kth_tiles(keys, cand, tkeys, tcand, need, TAIL)
     gt = cand & (keys > kth)
     eq = cand & (keys == kth)
-    n_gt, n_eq = tl.reduce((gt.to(tl.int32), eq.to(tl.int32)), 0, _add_pair)
+    t_gt = tcand  # the tail's masks are unused without a tail tile
+    t_eq = tcand
+    if TAIL > 0:
+        t_gt = tcand & (tkeys > kth)
+        t_eq = tcand & (tkeys == kth)
+    n_gt, n_eq = _count_tiles(gt, eq, t_gt, t_eq, TAIL)
     take = need - n_gt
     if take < n_eq:
         # More ties than slots: rank the tied lanes by column (a lower column is a larger "index key").
         col_key = (0x7FFFFFFF - cols).to(tl.uint32)
-        cut = _radix_kth(col_key, eq, take)
+        t_col_key = col_key
+        if TAIL > 0:
+            t_col_key = (0x7FFFFFFF - tcols).to(tl.uint32)
+        cut = _radix_kth_tiles(col_key, eq, t_col_key, t_eq, take, TAIL)
         eq = eq & (col_key >= cut)
-    return gt | eq
+        if TAIL > 0:
+            t_eq = t_eq & (t_col_key >= cut)
+    return gt | eq, t_gt | t_eq
 
 
 @triton.jit

@@ -12,7 +12,11 @@ GVR structure: bracket -> count -> exact refine, all on the register tile.
   positions, which usually sits much closer to the K-th score.
 * Verify: count(x >= T) >= K is checked; a hint that fails it (duplicates, -1 entries, out-of-range entries, or no
   valid entry at all) falls back to the hint-free bracket for that row, so a bad hint costs one reduction.
-* Refine: exact radix selection restricted to the candidates x >= T (``_select_tile``).
+* Refine: exact radix selection restricted to the candidates x >= T (``_select_tiles``).
+
+The register tile is BLOCK lanes (a power of two) plus, when TAIL > 0, a tail tile of TAIL lanes for columns BLOCK ..
+BLOCK + TAIL - 1: a row a few columns past a power of two (4111 = 4096 + 15) then holds 4096 + 16 lanes instead of
+8192, and every radix level and the emission scan touch half as many dead lanes.
 """
 
 import triton
@@ -20,19 +24,20 @@ import triton.language as tl
 
 from ._common import _emit_selected
 from ._common import _emit_short
+from ._common import _load_keys
 from ._common import _order_key
 from ._common import _row_length
-from ._common import _select_tile
+from ._common import _select_tiles
 
 
 @triton.jit
 def _reg_row(
     row, indices_ptr, values_ptr, logits_ptr, pre_idx_ptr, kv_lens_ptr,
     n_bound, row_stride, out_stride, val_stride, pre_stride, n_uniform, next_n, cr_shift,
-    K: tl.constexpr, KB: tl.constexpr, BLOCK: tl.constexpr,
+    K: tl.constexpr, KB: tl.constexpr, BLOCK: tl.constexpr, TAIL: tl.constexpr,
     HINT_FREE: tl.constexpr, VARLEN: tl.constexpr, HAS_VALUES: tl.constexpr,
 ):
-    """Select one row; rows longer than BLOCK are never given to it (n_bound <= BLOCK)."""
+    """Select one row; rows longer than BLOCK + TAIL are never given to it (n_bound <= BLOCK + TAIL)."""
     n = _row_length(row, kv_lens_ptr, n_uniform, next_n, cr_shift, n_bound, VARLEN)
     row_ptr = logits_ptr + row.to(tl.int64) * row_stride
     out_ptr = indices_ptr + row.to(tl.int64) * out_stride
@@ -42,11 +47,17 @@ def _reg_row(
     else:
         # ---- load the row once; lanes >= n hold key 0, below every score ----
         cols = tl.arange(0, BLOCK)
-        live = cols < n
-        x = tl.load(row_ptr + cols, mask=live, other=0.0).to(tl.float32)
-        keys = tl.where(live, _order_key(x), 0)
+        keys = _load_keys(row_ptr, cols, n)
+        t_cols = cols  # the tail tile's lanes (unused without one)
+        t_keys = keys
+        if TAIL > 0:
+            t_cols = BLOCK + tl.arange(0, TAIL)
+            t_keys = _load_keys(row_ptr, t_cols, n)
         # ---- guess: hint-free bracket = min over K distinct positions (0..K-1) ----
         lo = tl.min(tl.where(cols < K, keys, 0xFFFFFFFF), 0)
+        if TAIL > 0:
+            if K > BLOCK:  # K > BLOCK: some of positions 0..K-1 sit in the tail tile
+                lo = tl.minimum(lo, tl.min(tl.where(t_cols < K, t_keys, 0xFFFFFFFF), 0))
         if not HINT_FREE:
             slot = tl.arange(0, KB)
             hint = tl.load(pre_idx_ptr + (row // next_n).to(tl.int64) * pre_stride + slot, mask=slot < K, other=-1)
@@ -54,11 +65,16 @@ def _reg_row(
             hx = tl.load(row_ptr + hint, mask=ok, other=0.0).to(tl.float32)
             hint_lo = tl.min(tl.where(ok, _order_key(hx), 0xFFFFFFFF), 0)
             # ---- verify: keep the hint's bracket only if it provably admits K scores ----
-            if tl.sum((keys >= hint_lo).to(tl.int32), 0) >= K:
+            admitted = tl.sum((keys >= hint_lo).to(tl.int32), 0)
+            if TAIL > 0:
+                admitted += tl.sum((t_keys >= hint_lo).to(tl.int32), 0)
+            if admitted >= K:
                 lo = tl.maximum(lo, hint_lo)
         # ---- refine: exact selection among the candidates ----
-        sel = _select_tile(keys, cols, keys >= lo, K)
-        _emit_selected(out_ptr, val_ptr, row_ptr, cols, sel, 0, HAS_VALUES)
+        sel, t_sel = _select_tiles(keys, cols, keys >= lo, t_keys, t_cols, t_keys >= lo, K, TAIL)
+        base = _emit_selected(out_ptr, val_ptr, row_ptr, cols, sel, 0, HAS_VALUES)
+        if TAIL > 0:
+            _emit_selected(out_ptr, val_ptr, row_ptr, t_cols, t_sel, base, HAS_VALUES)
 
 
 @triton.jit
@@ -67,12 +83,12 @@ def _gvr_reg_kernel(
     logits_ptr, pre_idx_ptr, kv_lens_ptr,  # inputs: scores [rows, npad], hint int32 [batch, K], int32 [batch]
     n_bound, row_stride, out_stride, val_stride, pre_stride,  # bounds and row strides (elements)
     n_uniform, next_n, cr_shift,  # row-length rule (see _row_length)
-    K: tl.constexpr, KB: tl.constexpr, BLOCK: tl.constexpr,
+    K: tl.constexpr, KB: tl.constexpr, BLOCK: tl.constexpr, TAIL: tl.constexpr,
     HINT_FREE: tl.constexpr, VARLEN: tl.constexpr, HAS_VALUES: tl.constexpr,
 ):
     _reg_row(tl.program_id(0), indices_ptr, values_ptr, logits_ptr, pre_idx_ptr, kv_lens_ptr,
              n_bound, row_stride, out_stride, val_stride, pre_stride, n_uniform, next_n, cr_shift,
-             K, KB, BLOCK, HINT_FREE, VARLEN, HAS_VALUES)
+             K, KB, BLOCK, TAIL, HINT_FREE, VARLEN, HAS_VALUES)
 
 
 @triton.jit
@@ -80,10 +96,10 @@ def _gvr_reg_io_kernel(
     logits_ptr, kv_lens_ptr, pre_idx_ptr,  # inputs first ...
     n_bound, row_stride, next_n, cr_shift,  # ... then scalars ...
     indices_ptr,  # ... then outputs: the argument order ahead-of-time plugin runtimes (TensorRT) require
-    K: tl.constexpr, KB: tl.constexpr, BLOCK: tl.constexpr, HINT_FREE: tl.constexpr,
+    K: tl.constexpr, KB: tl.constexpr, BLOCK: tl.constexpr, TAIL: tl.constexpr, HINT_FREE: tl.constexpr,
 ):
     """Entry point for ahead-of-time compilation: varlen rows, dense ``indices`` [rows, K] and hint [batch, K],
     no values output. One program per row, no workspace."""
     _reg_row(tl.program_id(0), indices_ptr, indices_ptr, logits_ptr, pre_idx_ptr, kv_lens_ptr,
              n_bound, row_stride, K, 0, K, 0, next_n, cr_shift,
-             K, KB, BLOCK, HINT_FREE, True, False)
+             K, KB, BLOCK, TAIL, HINT_FREE, True, False)

@@ -20,7 +20,7 @@ def family_kwargs(plan: Plan, rows: int, device=None) -> dict:
     """Launch arguments of this family that do not change from call to call (ints, constexprs, num_warps); the
     same on every device."""
     cap = dict(maxnreg=plan.maxnreg) if plan.maxnreg else {}
-    return dict(BLOCK=plan.block, num_warps=plan.num_warps, **cap)
+    return dict(BLOCK=plan.block, TAIL=plan.tail, num_warps=plan.num_warps, **cap)
 
 
 def workspace_kwargs(plan: Plan, rows: int, workspace) -> dict:

@@ -18,7 +18,9 @@ def test_golden_families(b, n, k, family):
 
 
 def test_golden_plan_fields():
-    assert route(1, 4111, 4111, 2048) == dispatch.Plan("reg", block=8192, num_warps=8, maxnreg=tuning.REG_MAXNREG)
+    # 4111 columns: a 4096-lane tile and a 16-lane tail tile, not an 8192-lane tile.
+    assert route(1, 4111, 4111, 2048) == dispatch.Plan("reg", block=4096, num_warps=8, maxnreg=tuning.REG_MAXNREG,
+                                                       tail=16)
     p = route(1, 131075, 131075, 2048)
     # 65 tiles of 2048 scores: one program per tile (at most one per SM).
     assert (p.family, p.cap, p.aim, p.sample, p.split) == ("split", 8192, 3072, 2048, 65)
@@ -48,6 +50,19 @@ def test_reg_threshold_both_sides():
     assert route(512, t + 1, t + 1, 512).family == "stream"
     assert route(64, t + 1, t + 1, 512).family == "split"  # up to SPLIT_MAX_ROWS_SHORT short rows
     assert route(64, t - 1, t - 1, 512).family == "reg"
+
+
+@pytest.mark.parametrize("n,block,tail", [
+    (1000, 1024, 0), (1024, 1024, 0), (1025, 1024, 16), (1041, 1024, 32), (1536, 1024, 512), (1537, 2048, 0),
+    (4096, 4096, 0), (4097, 4096, 16), (4111, 4096, 16), (6144, 4096, 2048), (6145, 8192, 0), (8192, 8192, 0),
+])
+def test_reg_tail_tile_both_sides(n, block, tail):
+    # Half the power-of-two tile plus a tail tile of at least REG_TAIL_MIN lanes and at most a quarter of that tile
+    # (a larger tail saves no lanes); the tile never goes below REG_MIN_BLOCK.
+    assert (tuning.REG_MIN_BLOCK, tuning.REG_TAIL_MIN) == (1024, 16)
+    p = dispatch.plan_for("reg", 1, n, n, 1)
+    assert (p.block, p.tail) == (block, tail)
+    assert p.num_warps == next(w for size, w in tuning.REG_WARPS if block <= size)
 
 
 def test_reg_forced_limit_beyond_routed_limit():
@@ -155,8 +170,8 @@ def test_plans_within_their_regime():
                 p = route(b, n, n, k)
                 assert p.family in dispatch.FAMILIES
                 if p.family == "reg":
-                    assert n <= k or p.block >= n  # the whole row fits the register tile
-                    assert p.block <= tuning.REG_MAX_N
+                    assert n <= k or p.block + p.tail >= n  # the whole row fits the register tile
+                    assert p.block + p.tail <= tuning.REG_MAX_N
                 else:
                     assert p.sample <= p.cap and p.aim >= k and p.cap >= 2 * k
                     assert tuning.SAMPLE_MIN <= p.sample <= tuning.SAMPLE_MAX

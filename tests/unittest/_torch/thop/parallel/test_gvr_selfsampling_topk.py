@@ -174,6 +174,25 @@ def test_varlen_mtp_compressed(next_n, cr):
         _assert_exact(x, idx, kv, val, next_n=next_n, cr=cr)
 
 
+@pytest.mark.parametrize("k,n,gen,hinted", [(1024, 1030, "ints", False), (1100, 1500, "randn", False),
+                                             (1100, 1500, "ints", True), (64, 1041, "randn", True)])
+def test_reg_tail_tile(k, n, gen, hinted):
+    """Rows held as a tile plus a tail tile: K past the tile (hint-free bracket positions in the tail), ties that
+    straddle the two tiles (the lowest columns must win), hints that point into the tail, shorter varlen rows."""
+    plan = gvr_topk.plan_for("reg", 3, n, n, k)
+    assert plan.tail > 0 and plan.block < n <= plan.block + plan.tail
+    x = _poisoned(3, n, seed=n, gen=gen)
+    kv = torch.tensor([n, plan.block + 1, k + 3], dtype=torch.int32, device=DEV)
+    for r, length in enumerate(kv.tolist()):
+        x[r, length:] = POISON
+    hint = None
+    if hinted:
+        hint = torch.arange(n - k, n, dtype=torch.int32, device=DEV).repeat(3, 1)  # the tail, then the tile's end
+        hint[2] = torch.arange(k, dtype=torch.int32, device=DEV)
+    idx, val = _run(x, k, kv, hint=hint, family="reg")
+    _assert_exact(x, idx, kv, val)
+
+
 def test_varlen_reg_family_with_hint():
     k, next_n, cr = 512, 2, 4
     kv = torch.tensor([9000, 5001, 40], dtype=torch.int32, device=DEV)

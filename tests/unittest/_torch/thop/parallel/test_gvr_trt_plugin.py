@@ -218,8 +218,9 @@ def test_aot_config_reg_matches_the_torch_op_plan(k, cr, max_seq_len, npad):
     c = aot.aot_config(a, npad, spec.TACTIC_AUTO)
     n = spec.n_bound_max(a, npad)
     plan = gvr_topk.plan_for("reg", 1, n, max(npad or n, 1), k)
-    assert (c.family, c.block, c.num_warps, c.k, c.kb, c.arch) == ("reg", plan.block, plan.num_warps, k, a.kb, 90)
-    assert c.block >= n and c.block <= tuning.REG_MAX_N
+    assert (c.family, c.block, c.tail, c.num_warps, c.k, c.kb, c.arch) == ("reg", plan.block, plan.tail,
+                                                                            plan.num_warps, k, a.kb, 90)
+    assert n <= c.block + c.tail <= tuning.REG_MAX_N
 
 
 def test_aot_config_exact_for_long_rows():
