@@ -113,7 +113,7 @@ SAMPLE_BIN_BITS = 8
 #: (geomean over torch.topk 2.87x -> 3.04x); with 8-bit sample levels level with that on 5 cells (2.99x / 3.01x).
 #: 6 bits (crossing bins up to ~600, CROSS_CAP 1024) measured slower than 7.
 SELECT_BIN_BITS = 7
-#: Bits per level of the exact radix select on a register tile (``_common._radix_kth``: the ``reg`` family's whole
+#: Bits per level of the exact radix select on a register tile (``_common._radix_kth_tiles``: the ``reg`` family's whole
 #: row, the streaming families' crossing-bin refines). Each level histograms the whole tile, masked lanes included.
 #: 5 (was 8): fewer bins per thread, more levels. H200, probe_ab.py, 13 cells x decode / all-equal rows (NOTES
 #: entry 31): level with 8 alone (geomean over torch.topk 1.94x -> 1.98x; 6 and 7 bits 1.97x / 1.98x), and with the

@@ -9,11 +9,11 @@ Building blocks:
 
 * ``_order_key``: float32 -> uint32, monotone over all floats; every NaN maps to the top key (NaN ranks above
   +inf, as in ``torch.topk``); key 0 is reserved for lanes that hold no score.
-* ``_radix_kth``: the exact ``need``-th largest key of a register tile, by radix levels of ``RADIX_BITS`` bits over
-  a shrinking key window (a masked histogram per level, then the window tightens to the crossing bin's min/max).
+* ``_radix_kth_tiles``: the exact ``need``-th largest key of a register tile (and of an optional small tail tile,
+  the register family's rows just past a power of two), by radix levels of ``RADIX_BITS`` bits over a shrinking key
+  window (a masked histogram per level, then the window tightens to the crossing bin's min/max).
 * ``_select_tile``: exactly ``need`` lanes of a tile: every key above the K-th key, plus the tied lanes with the
-  lowest column indices (the contract's tie rule). ``_radix_kth_tiles`` / ``_select_tiles`` do the same over a tile
-  and a small tail tile (the register family's rows just past a power of two).
+  lowest column indices (the contract's tie rule); ``_select_tiles`` does the same over a tile and a tail tile.
 * ``_exact_row``: the same selection streamed from global memory (one pass per radix level, one emission pass in
   column order). Any family falls back to it when its staging does not hold the answer: slow, never wrong.
 * ``_sample_threshold``: the guess, a key near a given rank of a deterministic sample (approximate on purpose).
@@ -207,13 +207,6 @@ def _count_tiles(a0, a1, t0, t1, TAIL: tl.constexpr):
         n0 += m0
         n1 += m1
     return n0, n1
-
-
-@triton.jit
-def _radix_kth(keys, mask, need):
-    """The ``need``-th largest key among ``keys[mask]`` (1 <= need <= count(mask)), exactly: ``_radix_kth_tiles``
-    on one tile."""
-    return _radix_kth_tiles(keys, mask, keys, mask, need, 0)
 
 
 @triton.jit
