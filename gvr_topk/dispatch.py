@@ -87,7 +87,7 @@ def capacity(k: int) -> int:
     return tuning.CAP_BY_K[-1][1]
 
 
-def _reg_plan(n: int) -> Plan:
+def _reg_plan(n: int, b: int, num_sms: int) -> Plan:
     block = max(_pow2_ceil(n), tuning.REG_MIN_BLOCK)
     tail = 0
     if block // 2 >= tuning.REG_MIN_BLOCK and n <= block // 2 + block // 4:
@@ -95,7 +95,10 @@ def _reg_plan(n: int) -> Plan:
         # one more (small) reduction and histogram per level.
         block //= 2
         tail = max(_pow2_ceil(n - block), tuning.REG_TAIL_MIN)
-    warps = next(w for size, w in tuning.REG_WARPS if block <= size)
+    # Warps by the lanes held: within one wave (a program per SM) the tail tile's lanes count too, past it only the
+    # main tile's, so that more programs share an SM (tuning.REG_WARPS).
+    lanes = block + tail if b <= num_sms else block
+    warps = next(w for size, w in tuning.REG_WARPS if lanes <= size)
     return Plan("reg", block=block, num_warps=warps, maxnreg=tuning.REG_MAXNREG, tail=tail)
 
 
@@ -176,7 +179,7 @@ def plan_for(family: str, b: int, n: int, npad: int, k: int, *, num_sms: Optiona
     if family == "reg":
         if n > tuning.REG_MAX_N:
             raise ValueError(f"family='reg' holds at most {tuning.REG_MAX_N} columns per row, got n={n}")
-        return _reg_plan(n)
+        return _reg_plan(n, b, num_sms)
     if family == "stream":
         cap, aim, sample = _stream_params(n, k)
         chunk = min(b, tuning.STREAM_CHUNK_ROWS)

@@ -63,7 +63,10 @@ REG_MIN_BLOCK = 1024
 REG_TAIL_MIN = 16
 #: num_warps by register tile size: tile <= key -> warps. The 8192 tile: 8 warps (was 16) with REG_MAXNREG, so two
 #: programs share an SM (NOTES entry 31: with RADIX_BIN_BITS 5, 512 x 4111 K=2048 86.4 -> 71.0 us, K=512 85.8 ->
-#: 65.8, 512 x 8192 92.2 -> 74.2; 1 and 64 rows within +-2.6 us). 4 warps measured 1.3-4.9x slower.
+#: 65.8, 512 x 8192 92.2 -> 74.2; 1 and 64 rows within +-2.6 us). 4 warps measured 1.3-4.9x slower. With a tail
+#: tile (REG_TAIL_MIN) a launch of at most one program per SM looks up the main tile plus the tail, past that the
+#: main tile alone: H200, probe_ab.py, NOTES entry 33, hint-free, 2048 + 1024 lanes at 8 instead of 4 warps: 1 x 3000
+#: K=1024 14.5 -> 12.4 us, 1 x 2100 K=512 12.7 -> 11.1, but 512 x 2100 K=512 24.6 -> 34.9, 512 x 3000 33.5 -> 34.1.
 REG_WARPS = ((2048, 4), (4096, 8), (8192, 8), (16384, 16))
 #: Register cap per thread of the register family's programs (Triton ``maxnreg``): 128 lets two 8-warp programs
 #: (or one of 16 warps) reside per SM. H200, probe_ab.py, NOTES entry 31 (measured together with REG_WARPS above).

@@ -151,8 +151,11 @@ def aot_config(attrs: spec.PluginAttrs, npad: Optional[int], tactic: Optional[in
     family = spec.aot_family(attrs, npad, tactic)
     if family == "reg":
         n = spec.n_bound_max(attrs, npad)
-        # The same tile, warps and register cap the torch op's launcher would choose for these rows.
-        plan = dispatch.plan_for("reg", 1, n, max(npad if npad is not None else n, 1), attrs.k)
+        # The tile, warps and register cap the torch op's launcher chooses for these rows past one wave: the engine
+        # runs this one kernel for any batch, and the warps of a one-row launch (dispatch._reg_plan) cost more at
+        # 512 rows than they save at one (NOTES entry 33: 512 x 2100 K=512 +10 us, 1 x 2100 -1.6 us).
+        plan = dispatch.plan_for("reg", tuning.DEFAULT_NUM_SMS + 1, n, max(npad if npad is not None else n, 1),
+                                 attrs.k)
         return AotConfig("reg", attrs.k, attrs.kb, plan.block, attrs.hint_free, plan.num_warps, arch, max_ptx_version,
                          plan.maxnreg, plan.tail)
     return AotConfig("exact", attrs.k, attrs.kb, tuning.REFINE_TILE, attrs.hint_free, tuning.EXACT_ROW_WARPS, arch,

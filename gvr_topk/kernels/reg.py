@@ -6,10 +6,13 @@ scattered score loads.
 
 GVR structure: bracket -> count -> exact refine, all on the register tile.
 
-* Bracket (guess): a lower threshold T that at least K scores reach. Hint-free: the smallest of K distinct
-  positions of the row (positions 0..K-1, already in registers): at most K-1 scores exceed the K-th largest, so
-  one of any K distinct positions is <= it, hence count(x >= T) >= K. Hinted: the smallest score at the valid hint
-  positions, which usually sits much closer to the K-th score.
+* Bracket (guess): a lower threshold T that at least K scores reach. Hint-free: the smallest of K scores at
+  distinct positions (at most K-1 scores exceed the K-th largest, so one of any K distinct positions is <= it,
+  hence count(x >= T) >= K), from the register tile with no extra load. Where the tile holds at least 2 KB lanes
+  (KB = K rounded up to a power of two): the largest key of each of KB disjoint groups of lanes, whose smallest sits
+  near the row's (1/KB)**(KB/BLOCK) quantile (about half the row above it at K=512 of 4096 lanes); else positions
+  0..K-1, the row's minimum in effect. Hinted: the smallest score at the valid hint positions, which usually sits
+  much closer to the K-th score.
 * Verify: count(x >= T) >= K is checked; a hint that fails it (duplicates, -1 entries, out-of-range entries, or no
   valid entry at all) falls back to the hint-free bracket for that row, so a bad hint costs one reduction.
 * Refine: exact radix selection restricted to the candidates x >= T (``_select_tiles``).
@@ -53,11 +56,18 @@ def _reg_row(
         if TAIL > 0:
             t_cols = BLOCK + tl.arange(0, TAIL)
             t_keys = _load_keys(row_ptr, t_cols, n)
-        # ---- guess: hint-free bracket = min over K distinct positions (0..K-1) ----
-        lo = tl.min(tl.where(cols < K, keys, 0xFFFFFFFF), 0)
-        if TAIL > 0:
-            if K > BLOCK:  # K > BLOCK: some of positions 0..K-1 sit in the tail tile
-                lo = tl.minimum(lo, tl.min(tl.where(t_cols < K, t_keys, 0xFFFFFFFF), 0))
+        # ---- guess: hint-free bracket, a key that K scores at distinct positions reach ----
+        if BLOCK >= 2 * KB:
+            # The smallest of KB group maxima, group j = lanes {j, j + KB, j + 2 KB, ...}. The groups are disjoint, so
+            # this is <= the KB-th largest key <= the K-th. A group whose lanes all lie past n has key 0 (below every
+            # score): the bound is then trivial, still true. With G = BLOCK / KB lanes per group it sits near the
+            # row's (1/KB)**(1/G) quantile (one group maximum expected below it) instead of the row's minimum.
+            lo = tl.min(tl.max(tl.reshape(keys, [BLOCK // KB, KB]), 0), 0)
+        else:
+            lo = tl.min(tl.where(cols < K, keys, 0xFFFFFFFF), 0)  # positions 0..K-1 themselves
+            if TAIL > 0:
+                if K > BLOCK:  # K > BLOCK: some of positions 0..K-1 sit in the tail tile
+                    lo = tl.minimum(lo, tl.min(tl.where(t_cols < K, t_keys, 0xFFFFFFFF), 0))
         if not HINT_FREE:
             slot = tl.arange(0, KB)
             hint = tl.load(pre_idx_ptr + (row // next_n).to(tl.int64) * pre_stride + slot, mask=slot < K, other=-1)

@@ -62,7 +62,25 @@ def test_reg_tail_tile_both_sides(n, block, tail):
     assert (tuning.REG_MIN_BLOCK, tuning.REG_TAIL_MIN) == (1024, 16)
     p = dispatch.plan_for("reg", 1, n, n, 1)
     assert (p.block, p.tail) == (block, tail)
-    assert p.num_warps == next(w for size, w in tuning.REG_WARPS if block <= size)
+    # One row: warps by every lane held; past one wave (a program per SM), by the main tile alone.
+    assert p.num_warps == next(w for size, w in tuning.REG_WARPS if block + tail <= size)
+    many = dispatch.plan_for("reg", tuning.DEFAULT_NUM_SMS + 1, n, n, 1)
+    assert (many.block, many.tail) == (block, tail)
+    assert many.num_warps == next(w for size, w in tuning.REG_WARPS if block <= size)
+
+
+def test_reg_tail_tile_warps_at_the_wave_edge():
+    # 3000 columns: a 2048-lane tile and a 1024-lane tail. Up to one program per SM the warps of 3072 lanes, past
+    # it those of the 2048-lane tile; the edge follows the SM count given.
+    w_all = next(w for size, w in tuning.REG_WARPS if 3072 <= size)
+    w_main = next(w for size, w in tuning.REG_WARPS if 2048 <= size)
+    assert w_all > w_main
+    s = tuning.DEFAULT_NUM_SMS
+    assert [route(b, 3000, 3000, 1024).num_warps for b in (1, s, s + 1, 512)] == [w_all, w_all, w_main, w_main]
+    assert route(78, 3000, 3000, 1024, num_sms=78).num_warps == w_all
+    assert route(79, 3000, 3000, 1024, num_sms=78).num_warps == w_main
+    # Without a tail tile the lookup is the tile's at any row count.
+    assert route(1, 8192, 8192, 1024).num_warps == route(512, 8192, 8192, 1024).num_warps
 
 
 def test_reg_forced_limit_beyond_routed_limit():

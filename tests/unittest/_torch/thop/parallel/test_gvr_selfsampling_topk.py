@@ -193,6 +193,33 @@ def test_reg_tail_tile(k, n, gen, hinted):
     _assert_exact(x, idx, kv, val)
 
 
+@pytest.mark.parametrize("k,n", [(256, 1500), (64, 1041), (100, 110), (5, 10), (512, 2100)])
+def test_reg_hint_free_group_bracket(k, n):
+    """The register family's hint-free bracket where the tile holds at least 2 KB lanes: the smallest of KB group
+    maxima, group j the lanes j, j + KB, ... Rows where it is exact (the K largest one per group, so the bracket is
+    the K-th largest key itself, tied with smaller scores elsewhere), where it is loose (the K largest all in group
+    0's lanes), rows of ties, a varlen row whose last groups hold no column at all (n < KB: the bound falls to key
+    0), and K not a power of two (KB > K groups)."""
+    plan = gvr_topk.plan_for("reg", 4, n, n, k)
+    kb = max(16, 1 << (k - 1).bit_length())
+    assert plan.block >= 2 * kb
+    g = torch.Generator().manual_seed(n + k)
+    x = torch.randn(4, n, generator=g)
+    x[0] = -1.0  # row 0: one score per group of lanes, the K-th largest of them tied with scores outside them
+    x[0, torch.randperm(min(kb, n), generator=g)[:k] + kb * torch.randint(0, max(1, (n - kb) // kb), (k,), generator=g)] = (
+        torch.arange(k, dtype=torch.float32) + 1.0)
+    x[0, n - 1] = 1.0
+    x[1] = -2.0  # row 1: the K largest in group 0's lanes (j = 0, KB, 2 KB, ...), then ties below
+    top = torch.arange(0, n, kb)[:k]
+    x[1, top] = torch.linspace(5.0, 9.0, len(top))
+    x[2] = torch.randint(0, 3, (n,), generator=g).float()  # row 2: three values
+    x = x.to(DEV)
+    kv = torch.tensor([n, n, n, k + 1], dtype=torch.int32, device=DEV)  # row 3: k + 1 columns
+    x[3, k + 1:] = POISON
+    idx, val = _run(x, k, kv, family="reg")
+    _assert_exact(x, idx, kv, val)
+
+
 def test_varlen_reg_family_with_hint():
     k, next_n, cr = 512, 2, 4
     kv = torch.tensor([9000, 5001, 40], dtype=torch.int32, device=DEV)

@@ -217,10 +217,15 @@ def test_aot_config_reg_matches_the_torch_op_plan(k, cr, max_seq_len, npad):
     a = _attrs(k=k, compress_ratio=cr, max_seq_len=max_seq_len)
     c = aot.aot_config(a, npad, spec.TACTIC_AUTO)
     n = spec.n_bound_max(a, npad)
-    plan = gvr_topk.plan_for("reg", 1, n, max(npad or n, 1), k)
+    # The engine runs one kernel for any batch: the plan of a launch past one wave (the warps of the main tile).
+    plan = gvr_topk.plan_for("reg", tuning.DEFAULT_NUM_SMS + 1, n, max(npad or n, 1), k)
     assert (c.family, c.block, c.tail, c.num_warps, c.k, c.kb, c.arch) == ("reg", plan.block, plan.tail,
                                                                             plan.num_warps, k, a.kb, 90)
     assert n <= c.block + c.tail <= tuning.REG_MAX_N
+    one = gvr_topk.plan_for("reg", 1, n, max(npad or n, 1), k)
+    assert (one.block, one.tail) == (c.block, c.tail)
+    if n == 3000:  # 2048 + 1024 lanes: one row would take the warps of 3072 lanes
+        assert one.num_warps > c.num_warps
 
 
 def test_aot_config_exact_for_long_rows():
