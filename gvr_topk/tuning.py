@@ -68,6 +68,13 @@ REG_TAIL_MIN = 16
 #: main tile alone: H200, probe_ab.py, NOTES entry 33, hint-free, 2048 + 1024 lanes at 8 instead of 4 warps: 1 x 3000
 #: K=1024 14.5 -> 12.4 us, 1 x 2100 K=512 12.7 -> 11.1, but 512 x 2100 K=512 24.6 -> 34.9, 512 x 3000 33.5 -> 34.1.
 REG_WARPS = ((2048, 4), (4096, 8), (8192, 8), (16384, 16))
+#: Whether the register family reads the hint (``pre_idx``) at all. False: every launch of the family compiles
+#: HINT_FREE, its bracket the smallest of the tile's group maxima, and a hint is accepted and ignored (the contract
+#: lets a hint change speed only). The hint costs K index loads, K scattered score loads and a count, and with the
+#: group-maxima bracket it no longer pays: H200, the benchmark's 4111-column grid (NOTES entry 33, commit 4d00c3b,
+#: hint used): hint-free faster than hinted in 12 of 12 cells, by 4-11% (1 x 4111 K=512 12.9 / 13.8 us, 64 x 4111
+#: K=2048 17.0 / 19.0, 512 x 4111 K=2048 44.6 / 47.9). True: the hinted bracket (``kernels/reg.py``).
+REG_USE_HINT = False
 #: Register cap per thread of the register family's programs (Triton ``maxnreg``): 128 lets two 8-warp programs
 #: (or one of 16 warps) reside per SM. H200, probe_ab.py, NOTES entry 31 (measured together with REG_WARPS above).
 REG_MAXNREG = 128

@@ -156,7 +156,9 @@ def aot_config(attrs: spec.PluginAttrs, npad: Optional[int], tactic: Optional[in
         # 512 rows than they save at one (NOTES entry 33: 512 x 2100 K=512 +10 us, 1 x 2100 -1.6 us).
         plan = dispatch.plan_for("reg", tuning.DEFAULT_NUM_SMS + 1, n, max(npad if npad is not None else n, 1),
                                  attrs.k)
-        return AotConfig("reg", attrs.k, attrs.kb, plan.block, attrs.hint_free, plan.num_warps, arch, max_ptx_version,
+        # The hint input is still taken (the engine's graph has it); the kernel reads it only with REG_USE_HINT.
+        hint_free = attrs.hint_free or not tuning.REG_USE_HINT
+        return AotConfig("reg", attrs.k, attrs.kb, plan.block, hint_free, plan.num_warps, arch, max_ptx_version,
                          plan.maxnreg, plan.tail)
     return AotConfig("exact", attrs.k, attrs.kb, tuning.REFINE_TILE, attrs.hint_free, tuning.EXACT_ROW_WARPS, arch,
                      max_ptx_version)

@@ -1,5 +1,6 @@
 """Launcher of the register-resident family: one program per row (no workspace)."""
 
+from .. import tuning
 from ..dispatch import Plan
 from ..kernels import reg as _kernels
 
@@ -20,7 +21,9 @@ def family_kwargs(plan: Plan, rows: int, device=None) -> dict:
     """Launch arguments of this family that do not change from call to call (ints, constexprs, num_warps); the
     same on every device."""
     cap = dict(maxnreg=plan.maxnreg) if plan.maxnreg else {}
-    return dict(BLOCK=plan.block, TAIL=plan.tail, num_warps=plan.num_warps, **cap)
+    # Without tuning.REG_USE_HINT a hinted call runs the hint-free kernel too (this overrides the common HINT_FREE).
+    hint = {} if tuning.REG_USE_HINT else dict(HINT_FREE=True)
+    return dict(BLOCK=plan.block, TAIL=plan.tail, num_warps=plan.num_warps, **cap, **hint)
 
 
 def workspace_kwargs(plan: Plan, rows: int, workspace) -> dict:

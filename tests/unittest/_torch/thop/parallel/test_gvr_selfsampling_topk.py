@@ -174,9 +174,16 @@ def test_varlen_mtp_compressed(next_n, cr):
         _assert_exact(x, idx, kv, val, next_n=next_n, cr=cr)
 
 
+@pytest.fixture(params=[False, True], ids=["hint_ignored", "hint_read"])
+def reg_use_hint(request, monkeypatch):
+    """``tuning.REG_USE_HINT`` both ways: the register family's hinted kernel path stays tested while the default
+    leaves it unused."""
+    yield from _tuning_value(monkeypatch, "REG_USE_HINT", request.param)
+
+
 @pytest.mark.parametrize("k,n,gen,hinted", [(1024, 1030, "ints", False), (1100, 1500, "randn", False),
                                              (1100, 1500, "ints", True), (64, 1041, "randn", True)])
-def test_reg_tail_tile(k, n, gen, hinted):
+def test_reg_tail_tile(k, n, gen, hinted, reg_use_hint):
     """Rows held as a tile plus a tail tile: K past the tile (hint-free bracket positions in the tail), ties that
     straddle the two tiles (the lowest columns must win), hints that point into the tail, shorter varlen rows."""
     plan = gvr_topk.plan_for("reg", 3, n, n, k)
@@ -206,8 +213,9 @@ def test_reg_hint_free_group_bracket(k, n):
     g = torch.Generator().manual_seed(n + k)
     x = torch.randn(4, n, generator=g)
     x[0] = -1.0  # row 0: one score per group of lanes, the K-th largest of them tied with scores outside them
-    x[0, torch.randperm(min(kb, n), generator=g)[:k] + kb * torch.randint(0, max(1, (n - kb) // kb), (k,), generator=g)] = (
-        torch.arange(k, dtype=torch.float32) + 1.0)
+    group = torch.randperm(min(kb, n), generator=g)[:k]
+    cols = group + kb * torch.randint(0, max(1, (n - kb) // kb), (k,), generator=g)
+    x[0, cols] = torch.arange(k, dtype=torch.float32) + 1.0
     x[0, n - 1] = 1.0
     x[1] = -2.0  # row 1: the K largest in group 0's lanes (j = 0, KB, 2 KB, ...), then ties below
     top = torch.arange(0, n, kb)[:k]
@@ -220,7 +228,7 @@ def test_reg_hint_free_group_bracket(k, n):
     _assert_exact(x, idx, kv, val)
 
 
-def test_varlen_reg_family_with_hint():
+def test_varlen_reg_family_with_hint(reg_use_hint):
     k, next_n, cr = 512, 2, 4
     kv = torch.tensor([9000, 5001, 40], dtype=torch.int32, device=DEV)
     rows = 3 * next_n
@@ -279,6 +287,19 @@ def test_degenerate_hints_stay_exact(family, k, n, kind):
     hint = _degenerate_hints(2, k, n)[kind].to(DEV)
     idx, val = _run(x, k, kv, hint=hint, family=family)
     _assert_exact(x, idx, kv, val)
+
+
+@pytest.mark.parametrize("kind", list(_degenerate_hints(1, 4, 8)))
+@pytest.mark.parametrize("reg_use_hint", [True], ids=["hint_read"], indirect=True)
+def test_degenerate_hints_read_by_the_reg_family(kind, reg_use_hint):
+    """``test_degenerate_hints_stay_exact``'s reg rows with ``tuning.REG_USE_HINT`` on: every bad hint must fail the
+    kernel's count check and fall back to the hint-free bracket (a tail-tile row too)."""
+    for k, n in ((512, 8192), (256, 1500)):
+        x = _poisoned(2, n, seed=11)
+        kv = _kv(2, n)
+        hint = _degenerate_hints(2, k, n)[kind].to(DEV)
+        idx, val = _run(x, k, kv, hint=hint, family="reg")
+        _assert_exact(x, idx, kv, val)
 
 
 def test_high_anchor_hint():

@@ -13,6 +13,7 @@ import torch
 
 import gvr_topk
 from gvr_topk import api
+from gvr_topk import tuning
 from gvr_topk.launch import cache
 from gvr_topk.testing import check_exact
 
@@ -333,9 +334,12 @@ def test_warmup_rejects_bad_arguments(kw, exc, name):
     assert cache.warm_count() == before
 
 
-def test_warmup_covers_what_capture_needs(fresh, monkeypatch):
+@pytest.mark.parametrize("use_hint", [False, True])
+def test_warmup_covers_what_capture_needs(fresh, monkeypatch, use_hint):
+    monkeypatch.setattr(tuning, "REG_USE_HINT", use_hint)
     n = gvr_topk.warmup([2], 16, 1000, 1000, next_n=2, with_values=False, device=DEV)
-    assert n == 2  # hinted and hint-free
+    # Hinted and hint-free: two kernels where the register family reads hints, one where it ignores them.
+    assert n == (2 if use_hint else 1)
     assert gvr_topk.warmup(2, 16, 1000, 1000, next_n=2, with_values=[False], device=DEV) == 0
     monkeypatch.setattr(cache, "capturing", lambda device: True)
     for rows, hinted in ((2, False), (4, True)):  # the register family compiles no row count in
