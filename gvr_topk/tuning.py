@@ -29,7 +29,9 @@ PROVENANCE = {
               "trees; the streaming select's geometry past one wave on short rows (entry 28): probe_sample.py, then "
               "probe_ab.py; the register family's routing edge, warps, register cap and radix bits (entries 30-31): "
               "probe_families.py --families, then probe_ab.py over exported trees; the register family's tail tile "
-              "(entry 32): probe_ab.py over exported trees",
+              "(entry 32): probe_ab.py over exported trees; its hint-free bracket from group maxima, its tail-tile "
+              "warps within one wave and its ignored hint (entry 33): probe_ab.py over exported trees, then "
+              "gvr-topk bench --suites grid --n 4111,8192 on two trees",
     "gpu": "NVIDIA H200 (132 SMs, 60 MB L2), driver 580.159.04, torch 2.11, Triton 3.6",
     "date": "2026-12-04",
     "command": "python benchmarks/probe_stream2.py --quick; python benchmarks/probe_primitives.py; "
