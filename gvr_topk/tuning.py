@@ -73,9 +73,10 @@ REG_WARPS = ((2048, 4), (4096, 8), (8192, 8), (16384, 16))
 #: Whether the register family reads the hint (``pre_idx``) at all. False: every launch of the family compiles
 #: HINT_FREE, its bracket the smallest of the tile's group maxima, and a hint is accepted and ignored (the contract
 #: lets a hint change speed only). The hint costs K index loads, K scattered score loads and a count, and with the
-#: group-maxima bracket it no longer pays: H200, the benchmark's 4111-column grid (NOTES entry 33, commit 4d00c3b,
-#: hint used): hint-free faster than hinted in 12 of 12 cells, by 4-11% (1 x 4111 K=512 12.9 / 13.8 us, 64 x 4111
-#: K=2048 17.0 / 19.0, 512 x 4111 K=2048 44.6 / 47.9). True: the hinted bracket (``kernels/reg.py``).
+#: group-maxima bracket it no longer pays. H200, NOTES entry 33, the benchmark's grid at 4111 and 8192 columns, the
+#: hint read (commit 4d00c3b) against ignored, one process each: hint-free at least as fast as hinted in 23 of 24
+#: cells (1 x 8192 K=512 18.0 / 21.7 us, 512 x 4111 K=2048 44.7 / 47.6; the exception 64 x 8192 K=512, 24.7 /
+#: 22.6), hinted geomean over torch.topk 1.865x -> 1.952x. True: the hinted bracket (``kernels/reg.py``).
 REG_USE_HINT = False
 #: Register cap per thread of the register family's programs (Triton ``maxnreg``): 128 lets two 8-warp programs
 #: (or one of 16 warps) reside per SM. H200, probe_ab.py, NOTES entry 31 (measured together with REG_WARPS above).

@@ -1,8 +1,9 @@
 """Register-resident family ``reg``: one program per row, the whole row held in registers.
 
 Regime: rows up to ``tuning.REG_MAX_N`` columns, any batch (``route`` sends it rows of at most
-``tuning.REG_ROUTE_MAX_N``). Memory traffic: the row is read once; the hint (hinted mode) adds K index loads and K
-scattered score loads.
+``tuning.REG_ROUTE_MAX_N``). Memory traffic: the row is read once; the hint (HINT_FREE off) adds K index loads and
+K scattered score loads. The launcher compiles HINT_FREE for hinted calls too unless ``tuning.REG_USE_HINT`` is set:
+the hint-free bracket below made the hint's loads a net cost (NOTES entry 33).
 
 GVR structure: bracket -> count -> exact refine, all on the register tile.
 
