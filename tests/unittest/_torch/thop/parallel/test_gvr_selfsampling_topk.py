@@ -203,10 +203,10 @@ def test_reg_tail_tile(k, n, gen, hinted, reg_use_hint):
 @pytest.mark.parametrize("k,n", [(256, 1500), (64, 1041), (100, 110), (5, 10), (512, 2100)])
 def test_reg_hint_free_group_bracket(k, n):
     """The register family's hint-free bracket where the tile holds at least 2 KB lanes: the smallest of KB group
-    maxima, group j the lanes j, j + KB, ... Rows where it is exact (the K largest one per group, so the bracket is
-    the K-th largest key itself, tied with smaller scores elsewhere), where it is loose (the K largest all in group
-    0's lanes), rows of ties, a varlen row whose last groups hold no column at all (n < KB: the bound falls to key
-    0), and K not a power of two (KB > K groups)."""
+    maxima, group j the lanes j, j + KB, ... Rows where it is tight (the K largest one per group: with K = KB the
+    bracket is the K-th largest key itself, tied with a score outside the group maxima), where it is loose (the K
+    largest all in group 0's lanes), rows of ties, a varlen row whose last groups hold no column at all (n < KB:
+    the bound falls to key 0), and K not a power of two (KB > K groups)."""
     plan = gvr_topk.plan_for("reg", 4, n, n, k)
     kb = max(16, 1 << (k - 1).bit_length())
     assert plan.block >= 2 * kb
