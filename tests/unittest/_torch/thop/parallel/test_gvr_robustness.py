@@ -384,6 +384,10 @@ def test_distributed_ranks_choose_identical_index_sets_on_cpu():
 
 
 DET_SHAPES = [(64, 2500, 2), (512, 2600, 1), (5, 1200, 3)]
+# The GPU shapes are compile-bound on a cold Triton cache: each compiles about twenty kernel variants (family x
+# hinted / hint-free x values x dtype), 15-33 s apiece for the split and streaming kernels on the H200 machine
+# (Triton 3.6): the float32 half of K=2048 x 16384 x 8 rows took 190 s there, its calls well under a second once
+# compiled. Give a GPU run time or a warm TRITON_CACHE_DIR; a run cut by its limit here is not a hang.
 if ON_GPU:
     DET_SHAPES += [(2048, 16384, 8), (1024, 131072, 4), (512, 70000, 64), (2048, 262144, 2)]
 
