@@ -155,6 +155,9 @@ STREAM_STAGE_MAXNREG = 128
 #: Warps of the per-row threshold and selection kernels. SELECT_WARPS 16 (was 8): faster or equal in every streaming
 #: cell of two probe runs on the H200 (NOTES entry 10; 64 x 131075 -4 to -8%, 512 x 131075 -1%); the select then
 #: compiles to 128 registers per thread instead of 255, one 512-thread program per SM either way.
+#: THRESHOLD_WARPS 4: against 2 and 8 on the H200 (probe_ab.py, NOTES entry 34; five streaming cells, 64-512 rows):
+#: 2 warps +19 to +24% on the 64- and 128-row cells (64 x 131075 K=2048 45.2 -> 53.9 us), 8 warps level (-0.6 to
+#: +1.7%).
 THRESHOLD_WARPS = 4
 SELECT_WARPS = 16
 #: Select kernel of a chunk with more rows than SMs (two waves of one program per SM otherwise): 8 warps capped at
