@@ -10,7 +10,10 @@ median device time of each kernel name over 10 calls. The calls run back to back
 cold-L2 times. ``--data KIND`` uses the benchmark's adversarial rows of that kind (e.g. ``equal``: where rows of
 ties spend their time) instead of its decode rows. Writes ``stream_kernel_times.json`` to ``--out``. ``--plain``
 only makes the calls (no profiler), for running under Nsight Compute, whose profiling and torch.profiler's cannot
-share the GPU's counters.
+share the GPU's counters. A kernel launched more than once per call (the select's accept and ladder launches) is
+reported per launch (``_gvr_select_kernel#0``, ``#1``). ``--set STREAM_PDL=0,STREAM_ROW_WAIT=0`` overrides tuning
+values read at launch time; with those two off the kernels run one after the other, so each span is the kernel's
+own latency rather than its overlap with its neighbours.
 """
 
 import argparse
@@ -51,11 +54,42 @@ def kernel_times(rows: int, n: int, k: int, calls: int = 10, plain: bool = False
         for _ in range(calls):
             gvr_topk.run_varlen(x, None, kv, idx, max_seq_len=n)
         torch.cuda.synchronize()
-    times = defaultdict(list)
+    events = defaultdict(list)
     for e in prof.events():
         if e.device_type == torch.autograd.DeviceType.CUDA:
-            times[e.name].append(getattr(e, "device_time", None) or e.cuda_time)
-    return {name: round(sorted(v)[len(v) // 2], 1) for name, v in times.items()}
+            events[e.name].append((e.time_range.start, getattr(e, "device_time", None) or e.cuda_time))
+    out = {}
+    for name, v in events.items():
+        # A kernel launched several times per call (the select's accept and ladder launches) is reported per
+        # launch, in call order ("name#0", "name#1"), not as one median over different launches.
+        times = [t for _, t in sorted(v)]
+        per_call = max(len(times) // calls, 1)
+        for i in range(per_call):
+            part = sorted(times[i::per_call])
+            out[name if per_call == 1 else f"{name}#{i}"] = round(part[len(part) // 2], 1)
+    return out
+
+
+def apply_settings(text: str) -> dict:
+    """Set ``gvr_topk.tuning`` values from ``NAME=INT[,NAME=INT]`` (e.g. ``STREAM_PDL=0,STREAM_ROW_WAIT=0``: the
+    kernels one after the other, so each span is the kernel's own); returns what was set. Only values read at launch
+    time take effect (not the module constexprs ``tuning`` says are compiled in at import)."""
+    from gvr_topk import tuning
+
+    done = {}
+    for item in filter(None, text.split(",")):
+        name, _, value = item.partition("=")
+        if not hasattr(tuning, name):
+            raise SystemExit(f"probe_stream_kernels: --set: gvr_topk.tuning has no {name!r}")
+        old = getattr(tuning, name)
+        new = type(old)(int(value)) if isinstance(old, (bool, int)) else None
+        if new is None:
+            raise SystemExit(f"probe_stream_kernels: --set: {name} is {type(old).__name__}, only int / bool settable")
+        setattr(tuning, name, new)
+        done[name] = new
+    if done:
+        gvr_topk.clear_launch_cache()
+    return done
 
 
 def main() -> int:
@@ -65,7 +99,12 @@ def main() -> int:
     ap.add_argument("--plain", action="store_true", help="make the calls without torch.profiler (for ncu)")
     ap.add_argument("--data", default="decode", choices=("decode",) + ADVERSARIAL_KINDS,
                     help="the benchmark's decode rows (default) or one of its adversarial kinds, e.g. equal")
+    ap.add_argument("--set", default="", help="tuning values to override, NAME=INT[,NAME=INT] "
+                                              "(e.g. STREAM_PDL=0,STREAM_ROW_WAIT=0)")
     args = ap.parse_args()
+    settings = apply_settings(args.set)
+    if settings:
+        print("tuning set:", settings, flush=True)
     res = {}
     for cell in args.cells.split(","):
         rows, n, k = (int(v) for v in cell.split("x"))
