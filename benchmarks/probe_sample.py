@@ -40,6 +40,7 @@ same rows is timed too. An arm is written as ``/``-separated settings:
   accept launch on the SELECT_MIN_TILE- and CAP/2-lane tiles, 3 on the CAP/2-lane tile alone),
 * ``W<N>``: ``STREAM_ROW_WAIT`` (the streaming stage and select programs wait for their own row's flag instead of
   the whole grid before: 1 on, 0 off).
+* ``P<N>``: ``STREAM_PDL`` (the streaming family's later launches as programmatic dependents: 1 on, 0 off).
 * ``M<N>``: ``SPLIT_COOP_AIM_ABOVE`` (the split family's cooperative form for rows aiming at more survivors),
 * ``S<N>``: ``SPLIT_COOP_MIN_SPLIT`` (fewest programs per row of the cooperative form),
 * ``H<N>``: ``SPLIT_COOP_WINDOW`` (the split family's cooperative form counts the row histogram while staging,
@@ -84,9 +85,10 @@ KNOBS = {"g": "SAMPLE_GROUP", "m": "AIM_MARGIN", "a": "SAMPLE_ABOVE", "x": "SAMP
          "d": "SPLIT_TILE", "e": "SPLIT_WARPS", "h": "TIE_RUNG", "j": "SELECT_CHUNK",
          "z": "STREAM_STAGE_SPARSE", "A": "STREAM_SELECT_APART", "W": "STREAM_ROW_WAIT",
          "H": "SPLIT_COOP_WINDOW", "M": "SPLIT_COOP_AIM_ABOVE", "S": "SPLIT_COOP_MIN_SPLIT",
-         "N": "SELECT_MANY_SHORT_MAXNREG", "V": "SELECT_MANY_SHORT_WARPS", "B": "STREAM_ACCEPT_LARGE_BIN"}
+         "N": "SELECT_MANY_SHORT_MAXNREG", "V": "SELECT_MANY_SHORT_WARPS", "B": "STREAM_ACCEPT_LARGE_BIN",
+         "P": "STREAM_PDL"}
 #: Settings whose tuning value is not the integer itself.
-_VALUE = {"c": lambda v: ((2048, v),), "f": lambda v: v / 100, "h": bool}
+_VALUE = {"c": lambda v: ((2048, v),), "f": lambda v: v / 100, "h": bool, "P": bool}
 DEFAULT_ARMS = "g8/m2048,g1/m2048,g1/m1024,g2/m1024"
 DEFAULT_CELLS = ",".join(f"{rows}x{n}x{k}" for n in (16387, 131075, 262143) for rows in (1, 8, 64, 512)
                          for k in (512, 2048) if not (n == 262143 and rows in (8, 512)))

@@ -1,6 +1,7 @@
 """Developer probe: device time of each kernel of the streaming family (threshold, stage, select) per launch chunk.
 
     python benchmarks/probe_stream_kernels.py [--out DIR] [--cells 64x131075x2048,512x16387x2048] [--data equal]
+                                                [--arms ,P0/W0]
     ncu --kernel-name _gvr_stage_kernel --launch-skip 3 --launch-count 1 --set full \
         python benchmarks/probe_stream_kernels.py --plain --cells 512x131075x2048
 
@@ -11,9 +12,10 @@ cold-L2 times. ``--data KIND`` uses the benchmark's adversarial rows of that kin
 ties spend their time) instead of its decode rows. Writes ``stream_kernel_times.json`` to ``--out``. ``--plain``
 only makes the calls (no profiler), for running under Nsight Compute, whose profiling and torch.profiler's cannot
 share the GPU's counters. A kernel launched more than once per call (the select's accept and ladder launches) is
-reported per launch (``_gvr_select_kernel#0``, ``#1``). ``--set STREAM_PDL=0,STREAM_ROW_WAIT=0`` overrides tuning
-values read at launch time; with those two off the kernels run one after the other, so each span is the kernel's
-own latency rather than its overlap with its neighbours.
+reported per launch (``_gvr_select_kernel#0``, ``#1``). ``--arms ",P0/W0"`` times each cell with the defaults and
+then with other tuning values (``probe_sample.py``'s arm notation; here programmatic dependent launch and per-row
+waits off, so the kernels run one after the other and each span is the kernel's own latency rather than its overlap
+with its neighbours).
 """
 
 import argparse
@@ -22,6 +24,7 @@ import os
 import sys
 from collections import defaultdict
 
+import probe_sample  # benchmarks/, the script's own directory
 import torch
 from torch.profiler import ProfilerActivity
 from torch.profiler import profile
@@ -70,28 +73,6 @@ def kernel_times(rows: int, n: int, k: int, calls: int = 10, plain: bool = False
     return out
 
 
-def apply_settings(text: str) -> dict:
-    """Set ``gvr_topk.tuning`` values from ``NAME=INT[,NAME=INT]`` (e.g. ``STREAM_PDL=0,STREAM_ROW_WAIT=0``: the
-    kernels one after the other, so each span is the kernel's own); returns what was set. Only values read at launch
-    time take effect (not the module constexprs ``tuning`` says are compiled in at import)."""
-    from gvr_topk import tuning
-
-    done = {}
-    for item in filter(None, text.split(",")):
-        name, _, value = item.partition("=")
-        if not hasattr(tuning, name):
-            raise SystemExit(f"probe_stream_kernels: --set: gvr_topk.tuning has no {name!r}")
-        old = getattr(tuning, name)
-        new = type(old)(int(value)) if isinstance(old, (bool, int)) else None
-        if new is None:
-            raise SystemExit(f"probe_stream_kernels: --set: {name} is {type(old).__name__}, only int / bool settable")
-        setattr(tuning, name, new)
-        done[name] = new
-    if done:
-        gvr_topk.clear_launch_cache()
-    return done
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=None)
@@ -99,17 +80,19 @@ def main() -> int:
     ap.add_argument("--plain", action="store_true", help="make the calls without torch.profiler (for ncu)")
     ap.add_argument("--data", default="decode", choices=("decode",) + ADVERSARIAL_KINDS,
                     help="the benchmark's decode rows (default) or one of its adversarial kinds, e.g. equal")
-    ap.add_argument("--set", default="", help="tuning values to override, NAME=INT[,NAME=INT] "
-                                              "(e.g. STREAM_PDL=0,STREAM_ROW_WAIT=0)")
+    ap.add_argument("--arms", default="", help="comma-separated tuning arms in probe_sample.py's notation, the "
+                                               "empty arm being the defaults (e.g. ',P0/W0'); default: the defaults")
     args = ap.parse_args()
-    settings = apply_settings(args.set)
-    if settings:
-        print("tuning set:", settings, flush=True)
+    arms = args.arms.split(",") if args.arms else [""]
+    settings = {arm: probe_sample.parse_arm(arm) if arm else {} for arm in arms}  # bad arms fail before any call
     res = {}
     for cell in args.cells.split(","):
         rows, n, k = (int(v) for v in cell.split("x"))
-        res[cell] = kernel_times(rows, n, k, plain=args.plain, data=args.data)
-        print(cell, res[cell], flush=True)
+        for arm in arms:
+            name = f"{cell}/{arm}" if arm else cell
+            with probe_sample.tuned(settings[arm]):
+                res[name] = kernel_times(rows, n, k, plain=args.plain, data=args.data)
+            print(name, res[name], flush=True)
     if args.out:
         os.makedirs(args.out, exist_ok=True)
         with open(os.path.join(args.out, "stream_kernel_times.json"), "w") as fh:
