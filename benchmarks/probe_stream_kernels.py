@@ -6,16 +6,16 @@
         python benchmarks/probe_stream_kernels.py --plain --cells 512x131075x2048
 
 Runs ``gvr_topk.run_varlen`` (hint-free) on the benchmark's decode data under ``torch.profiler`` and prints the
-median device time of each kernel name over 10 calls. The calls run back to back, so rows that fit the L2 cache
-(64 x 131075 = 33 MB) are read from it: use the numbers to split a launch into its kernels, not as the benchmark's
-cold-L2 times. ``--data KIND`` uses the benchmark's adversarial rows of that kind (e.g. ``equal``: where rows of
-ties spend their time) instead of its decode rows. Writes ``stream_kernel_times.json`` to ``--out``. ``--plain``
-only makes the calls (no profiler), for running under Nsight Compute, whose profiling and torch.profiler's cannot
-share the GPU's counters. A kernel launched more than once per call (the select's accept and ladder launches) is
-reported per launch (``_gvr_select_kernel#0``, ``#1``). ``--arms ",P0/W0"`` times each cell with the defaults and
-then with other tuning values (``probe_sample.py``'s arm notation; here programmatic dependent launch and per-row
-waits off, so the kernels run one after the other and each span is the kernel's own latency rather than its overlap
-with its neighbours).
+median device time of each kernel name over 10 calls (``gvr_topk.bench.timing.quantile``, as the benchmark's
+medians). The calls run back to back, so rows that fit the L2 cache (64 x 131075 = 33 MB) are read from it: use the
+numbers to split a launch into its kernels, not as the benchmark's cold-L2 times. ``--data KIND`` uses the
+benchmark's adversarial rows of that kind (e.g. ``equal``: where rows of ties spend their time) instead of its
+decode rows. Writes ``stream_kernel_times.json`` to ``--out``. ``--plain`` only makes the calls (no profiler), for
+running under Nsight Compute, whose profiling and torch.profiler's cannot share the GPU's counters. A kernel
+launched more than once per call (the select's accept and ladder launches) is reported per launch
+(``_gvr_select_kernel#0``, ``#1``). ``--arms ",P0/W0"`` times each cell with the defaults and then with other tuning
+values (``probe_sample.py``'s arm notation; here programmatic dependent launch and per-row waits off, so the kernels
+run one after the other and each span is the kernel's own latency rather than its overlap with its neighbours).
 """
 
 import argparse
@@ -30,6 +30,7 @@ from torch.profiler import ProfilerActivity
 from torch.profiler import profile
 
 import gvr_topk
+from gvr_topk.bench import timing
 from gvr_topk.bench.cases import ADVERSARIAL_KINDS
 from gvr_topk.bench.cases import Case
 from gvr_topk.bench.data import make_inputs
@@ -68,8 +69,7 @@ def kernel_times(rows: int, n: int, k: int, calls: int = 10, plain: bool = False
         times = [t for _, t in sorted(v)]
         per_call = max(len(times) // calls, 1)
         for i in range(per_call):
-            part = sorted(times[i::per_call])
-            out[name if per_call == 1 else f"{name}#{i}"] = round(part[len(part) // 2], 1)
+            out[name if per_call == 1 else f"{name}#{i}"] = round(timing.quantile(times[i::per_call], 0.5), 1)
     return out
 
 
