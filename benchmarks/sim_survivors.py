@@ -9,10 +9,13 @@ or over it (the whole-row exact path). Used to choose ``SAMPLE_GROUP``, ``AIM_MA
 measuring them (benchmarks/NOTES.md, entry 8).
 
     python benchmarks/sim_survivors.py [--arms g8/m2048,g1/m1024] [--cells 64x131075x2048,64x262143x512]
-                                       [--levels 8x2,7x2,6x3]
+                                       [--levels 8x2,7x2,6x3] [--stop 0,8] [--low 0,128]
 
 ``--levels BITSxLEVELS,...`` repeats every arm per histogram shape of the sample threshold (``tuning.SAMPLE_BIN_BITS``
-bits per level, ``tuning.SAMPLE_LEVELS`` levels; compiled into the kernels, so not a ``probe_sample.py`` arm).
+bits per level, ``tuning.SAMPLE_LEVELS`` levels; compiled into the kernels, so not a ``probe_sample.py`` arm), and
+``--stop D,...`` per early stop of its levels (``tuning.SAMPLE_STOP_DIV``) and ``--low G,...`` per start of its
+first window (``tuning.SAMPLE_LOW_GROUPS``), both compiled in too; each line also gives the share of rows whose
+threshold took fewer levels than the shape has.
 """
 
 import argparse
@@ -39,16 +42,18 @@ def simulate(logits: torch.Tensor, k: int) -> dict:
         return dict(plan=plan, note="rows fit the staging slot: everything is staged, no sample")
     keys = reference.order_keys(logits)
     rank = reference.sample_rank(n, plan.aim, plan.sample)
-    ratios, classes = [], dict(under_k=0, half=0, full=0, over=0)
+    ratios, classes, early = [], dict(under_k=0, half=0, full=0, over=0), 0
     for r in range(rows):
-        thr = reference.sample_threshold(keys[r], rank, plan.sample, tuning.SAMPLE_GROUP)
+        thr, levels = reference.sample_threshold_levels(keys[r], rank, plan.sample, tuning.SAMPLE_GROUP)
+        early += levels < tuning.SAMPLE_LEVELS
         c = int((keys[r] >= thr).sum())
         ratios.append(c / plan.aim)
         cls = "under_k" if c < k else "half" if c <= plan.cap // 2 else "full" if c <= plan.cap else "over"
         classes[cls] += 1
     ratios.sort()
     q = [ratios[min(len(ratios) - 1, int(p * len(ratios)))] for p in (0.1, 0.5, 0.9)]
-    return dict(plan=plan, rank=rank, min=ratios[0], p10=q[0], p50=q[1], p90=q[2], max=ratios[-1], **classes)
+    return dict(plan=plan, rank=rank, min=ratios[0], p10=q[0], p50=q[1], p90=q[2], max=ratios[-1],
+                early=early / rows, **classes)
 
 
 def main() -> int:
@@ -58,23 +63,30 @@ def main() -> int:
                     help="comma-separated ROWSxNxK cells of the benchmark's grid data")
     ap.add_argument("--levels", default=f"{tuning.SAMPLE_BIN_BITS}x{tuning.SAMPLE_LEVELS}",
                     help="comma-separated BITSxLEVELS shapes of the sample threshold's histograms")
+    ap.add_argument("--stop", default=str(tuning.SAMPLE_STOP_DIV),
+                    help="comma-separated SAMPLE_STOP_DIV values (0: every level runs)")
+    ap.add_argument("--low", default=str(tuning.SAMPLE_LOW_GROUPS),
+                    help="comma-separated SAMPLE_LOW_GROUPS values (0: the first window starts at the minimum)")
     args = ap.parse_args()
-    shapes = [tuple(int(v) for v in sh.split("x")) for sh in args.levels.split(",")]
+    shapes = [tuple(int(v) for v in sh.split("x")) + (int(d), int(g))
+              for sh in args.levels.split(",") for d in args.stop.split(",") for g in args.low.split(",")]
     for cell in args.cells.split(","):
         rows, n, k = (int(v) for v in cell.split("x"))
         logits = make_inputs(Case("grid", rows, n, k), k_max=2048, device="cpu").logits
-        for spec, (bits, levels) in [(a, sh) for a in args.arms.split(",") for sh in shapes]:
-            with tuned(dict(parse_arm(spec), SAMPLE_BIN_BITS=bits, SAMPLE_LEVELS=levels)):
+        for spec, (bits, levels, stop, low) in [(a, sh) for a in args.arms.split(",") for sh in shapes]:
+            with tuned(dict(parse_arm(spec), SAMPLE_BIN_BITS=bits, SAMPLE_LEVELS=levels, SAMPLE_STOP_DIV=stop,
+                            SAMPLE_LOW_GROUPS=low)):
                 s = simulate(logits, k)
             p = s["plan"]
-            head = (f"{spec:>18} {bits}x{levels} {rows}x{n} K={k} {p.family} cap {p.cap} aim {p.aim} "
+            head = (f"{spec:>18} {bits}x{levels} stop {stop} low {low} {rows}x{n} K={k} {p.family} cap {p.cap} "
+                    f"aim {p.aim} "
                     f"sample {p.sample}")
             if "note" in s:
                 print(f"{head}: {s['note']}")
                 continue
             print(f"{head} rank {s['rank']}: count/aim {s['min']:.2f} {s['p10']:.2f} {s['p50']:.2f} {s['p90']:.2f} "
                   f"{s['max']:.2f}; rows under K {s['under_k']}, half tile {s['half']}, full tile {s['full']}, "
-                  f"over capacity {s['over']}", flush=True)
+                  f"over capacity {s['over']}; stopped early {s['early']:.0%}", flush=True)
     return 0
 
 

@@ -127,7 +127,10 @@ def sample_threshold(keys: torch.Tensor, rank: int, sample: int, group: int) -> 
 
     ``tuning.SAMPLE_LEVELS`` histogram levels of ``2**tuning.SAMPLE_BIN_BITS`` bins over the sampled order keys,
     each keeping the bin where the ``rank``-th largest sampled key falls; the result is that bin's lower edge after
-    the last level. Used to simulate survivor
+    the last level. The first window spans the sampled keys from their minimum, or from the smallest of
+    ``tuning.SAMPLE_LOW_GROUPS`` group maxima when that is set and ``rank`` is at most it; with
+    ``tuning.SAMPLE_STOP_DIV`` set, the levels stop after one whose crossing bin holds at most
+    ``rank / SAMPLE_STOP_DIV`` sampled keys. Used to simulate survivor
     counts on the host (``benchmarks/sim_survivors.py``); a test checks it against the streaming family's
     thresholds.
 
@@ -143,9 +146,34 @@ def sample_threshold(keys: torch.Tensor, rank: int, sample: int, group: int) -> 
     int
         The threshold, an order key in ``[0, 2**32)``.
     """
+    return sample_threshold_levels(keys, rank, sample, group)[0]
+
+
+def sample_threshold_levels(keys: torch.Tensor, rank: int, sample: int, group: int) -> tuple:
+    """:func:`sample_threshold` and the number of histogram levels it took (``tuning.SAMPLE_STOP_DIV`` may stop it
+    early; a degenerate window stops it too).
+
+    Parameters
+    ----------
+    keys : torch.Tensor
+        int64 ``(n,)`` order keys of one row, ``n >= sample``.
+    rank, sample, group : int
+        As for :func:`sample_threshold`.
+
+    Returns
+    -------
+    tuple
+        ``(threshold, levels)``: the threshold, an order key in ``[0, 2**32)``, and the levels run, in
+        ``[0, tuning.SAMPLE_LEVELS]``.
+    """
     k = keys[sample_columns(keys.numel(), sample, group)].tolist()
     lo, hi, need = min(k), max(k), rank
+    g = tuning.SAMPLE_LOW_GROUPS
+    if 0 < g < sample and rank <= g:
+        lo = min(max(k[j::g]) for j in range(g))
     bits = tuning.SAMPLE_BIN_BITS
+    stop_div = tuning.SAMPLE_STOP_DIV
+    levels = 0
     for _level in range(tuning.SAMPLE_LEVELS):
         if lo >= hi:
             break
@@ -163,7 +191,10 @@ def sample_threshold(keys: torch.Tensor, rank: int, sample: int, group: int) -> 
         new_lo = lo + (b << shift)
         hi = new_lo + min(hi - new_lo, (1 << shift) - 1)
         lo = new_lo
-    return lo
+        levels += 1
+        if stop_div > 0 and hist[b] * stop_div <= rank:
+            break
+    return lo, levels
 
 
 def coop_crossing_bin(keys: torch.Tensor, k: int, plan, bits: Optional[int] = None) -> tuple:

@@ -119,6 +119,18 @@ SAMPLE_GROUP = 1
 #: with the GPU's thresholds on Cauchy rows). 3 levels of 64 and 4 of 32 bins measured slower on decode rows.
 SAMPLE_LEVELS = 2
 SAMPLE_BIN_BITS = 8
+#: The sample threshold stops after a level whose crossing bin holds at most ``rank / SAMPLE_STOP_DIV`` sampled keys
+#: (0: every level runs). The threshold is then that bin's lower edge: at most that many more sampled keys reach it
+#: than the rank asks for, so the aimed survivor count rises by at most ~1 / SAMPLE_STOP_DIV and never falls (no row
+#: is pushed under K), for one dependent histogram, scan and reduction less per row where the first level already
+#: resolves the rank (most of the threshold kernel's instructions, NOTES entry 34). Compiled into the kernels like
+#: the two values above. 0 until measured on the GPU (NOTES entry 35 has the host simulation).
+SAMPLE_STOP_DIV = 0
+#: The sample threshold's first window starts at the smallest of SAMPLE_LOW_GROUPS group maxima of the sample
+#: (group j: sampled keys j, j + G, j + 2 G, ...) instead of the sample's minimum, when the rank is at most G: G
+#: disjoint groups' maxima are G distinct keys, so the smallest is at most the G-th largest, at most the rank-th.
+#: 0: the minimum.
+SAMPLE_LOW_GROUPS = 0
 #: Bits of the staged select's first histogram over the candidates' key window. 7 (was 8): the crossing bin roughly
 #: doubles (host replay of the benchmark's decode rows: at most 332 candidates at 64 x 131075 K=2048, under
 #: CROSS_CAP) and is refined on the small compacted tile, while the histogram over 2048-8192 lanes costs less.

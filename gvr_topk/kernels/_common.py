@@ -57,6 +57,10 @@ CROSS_CAP = tl.constexpr(tuning.CROSS_CAP)
 SAMPLE_LEVELS = tl.constexpr(tuning.SAMPLE_LEVELS)
 SAMPLE_BITS = tl.constexpr(tuning.SAMPLE_BIN_BITS)
 SAMPLE_BINS = tl.constexpr(1 << tuning.SAMPLE_BIN_BITS)
+#: Early stop of those levels (``tuning.SAMPLE_STOP_DIV``; 0 = never) and the groups whose smallest maximum starts
+#: the first level's window (``tuning.SAMPLE_LOW_GROUPS``; 0 = the sample's minimum).
+SAMPLE_STOP_DIV = tl.constexpr(tuning.SAMPLE_STOP_DIV)
+SAMPLE_LOW_GROUPS = tl.constexpr(tuning.SAMPLE_LOW_GROUPS)
 #: Bits (and bins) of the staged select's first histogram (``tuning.SELECT_BIN_BITS``).
 SELECT_BITS = tl.constexpr(tuning.SELECT_BIN_BITS)
 SELECT_BINS = tl.constexpr(1 << tuning.SELECT_BIN_BITS)
@@ -355,7 +359,8 @@ def _sample_bracket(row_ptr, n, rank, SAMPLE: tl.constexpr, GROUP: tl.constexpr)
     """(threshold, window top). The threshold: an order key that at least ``rank`` scores of a
     deterministic sample of ``SAMPLE`` scores reach, close to the sample's rank-``rank`` key
     (``tuning.SAMPLE_LEVELS`` levels of up to 2**``SAMPLE_BIN_BITS`` bins; at the default two levels of 256, within
-    1/16384 of the sample's key span, at worst 1/4096).
+    1/16384 of the sample's key span, at worst 1/4096). ``tuning.SAMPLE_LOW_GROUPS`` may start the first level's
+    window above the sample's minimum and ``tuning.SAMPLE_STOP_DIV`` stop the levels early (both off by default).
 
     Histogram levels, no exact search: the threshold only steers how many scores get staged; the count that
     follows is exact, so an approximate rank costs at most a retry, never exactness. The sample is SAMPLE/GROUP
@@ -382,15 +387,27 @@ def _sample_bracket(row_ptr, n, rank, SAMPLE: tl.constexpr, GROUP: tl.constexpr)
     # 0xFF800000: the key of +inf.
     lo, hi, top = tl.reduce((keys, keys, tl.where(keys < tl.full([], 0xFF800000, tl.uint32), keys, 0)), 0,
                             _minmax_top_combine)
+    if (SAMPLE_LOW_GROUPS > 0) and (SAMPLE_LOW_GROUPS < SAMPLE):
+        # The first window starts at the smallest of G group maxima (group j: lanes j, j + G, ...) when rank <= G:
+        # G distinct keys reach it, so the rank-th largest does too, and the window holds only the sample's upper
+        # part: its first level's bins are that much narrower (tuning.SAMPLE_LOW_GROUPS).
+        low = tl.min(tl.max(tl.reshape(keys, [SAMPLE // SAMPLE_LOW_GROUPS, SAMPLE_LOW_GROUPS]), 0), 0)
+        lo = tl.where(rank <= SAMPLE_LOW_GROUPS, low, lo)
     need = tl.zeros([], tl.int32) + rank
-    for _level in tl.static_range(SAMPLE_LEVELS):
-        if lo < hi:
+    go = lo < hi
+    for level in tl.static_range(SAMPLE_LEVELS):
+        if go:
             shift = _digit_shift(hi - lo, SAMPLE_BITS)
             win = (keys >= lo) & (keys <= hi)
             digit = tl.where(win, (keys - lo) >> shift, 0).to(tl.int32)
             b, above, in_b = _crossing_bin(tl.histogram(digit, SAMPLE_BINS, mask=win), need, SAMPLE_BINS)
             need -= above
             lo, hi = _bin_window(lo, hi, b, shift)
+            go = lo < hi
+            if (SAMPLE_STOP_DIV > 0) and (level + 1 < SAMPLE_LEVELS):
+                # A crossing bin this small already pins the rank closely enough (tuning.SAMPLE_STOP_DIV): the next
+                # level's histogram would only move the threshold up by a few sampled keys.
+                go = go & (in_b * SAMPLE_STOP_DIV > rank)
     return lo, tl.maximum(top, lo)
 
 

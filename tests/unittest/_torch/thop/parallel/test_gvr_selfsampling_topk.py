@@ -10,6 +10,7 @@ import math
 
 import pytest
 import torch
+import triton
 
 import gvr_topk
 from gvr_topk import contract
@@ -478,6 +479,61 @@ def test_host_mirror_of_the_sample_threshold(n, k, gen, sample_group):
     keys = reference.order_keys(x.cpu())
     want = [reference.sample_threshold(keys[r], rank, plan.sample, sample_group) for r in range(rows)]
     assert got == want
+
+
+@pytest.fixture
+def sample_early_other(monkeypatch):
+    """``tuning.SAMPLE_STOP_DIV`` and ``tuning.SAMPLE_LOW_GROUPS`` at the setting that is not compiled in: (8, 128),
+    a first window from the smallest of 128 group maxima and levels that stop once the crossing bin holds at most
+    rank / 8 sampled keys, or (0, 0), every histogram level over a first window from the sample's minimum (every
+    other test runs the compiled setting). The values are compiled into the GPU kernels when they are imported,
+    while the interpreter reads them from the kernels' module on every call, so this runs through the interpreter
+    only."""
+    from gvr_topk.kernels import _common
+
+    if not gvr_topk.kernels_interpreted():
+        pytest.skip("SAMPLE_STOP_DIV and SAMPLE_LOW_GROUPS are compiled into the GPU kernels; the interpreter tests "
+                    "the other setting")
+    stop, low = (0, 0) if (tuning.SAMPLE_STOP_DIV, tuning.SAMPLE_LOW_GROUPS) != (0, 0) else (8, 128)
+    monkeypatch.setattr(_common, "SAMPLE_STOP_DIV", triton.language.constexpr(stop))
+    monkeypatch.setattr(_common, "SAMPLE_LOW_GROUPS", triton.language.constexpr(low))
+    monkeypatch.setattr(tuning, "SAMPLE_STOP_DIV", stop)
+    monkeypatch.setattr(tuning, "SAMPLE_LOW_GROUPS", low)
+    gvr_topk.clear_launch_cache()
+    yield stop, low
+    monkeypatch.undo()
+    gvr_topk.clear_launch_cache()
+
+
+@pytest.mark.parametrize("family,rows,n,k,gen", [
+    ("stream", 2, 20000, 512, "cauchy"),  # with (8, 128): one row stops after the first level, one does not
+    ("stream", 2, 20000, 64, "ints"),  # the window closes after one level
+    ("stream", 2, 9000, 2048, "randn"),  # a 512-score sample at rank 175 > 128 groups: the window from the minimum
+    ("split", 2, 20000, 512, "cauchy"),
+    ("split", 1, 40000, 2048, "randn"),  # the cooperative form, which bins over the threshold's window
+])
+def test_sample_threshold_other_window_and_stop(family, rows, n, k, gen, sample_early_other):
+    """The sample threshold at the group-maxima window and early-stop setting that is not compiled in: the
+    streaming family's thresholds equal the host mirror's (``test_host_mirror_of_the_sample_threshold`` checks the
+    compiled setting), and both families stay exact."""
+    from gvr_topk import workspace as wsm
+
+    x = _poisoned(rows, n, seed=70 + k, gen=gen)
+    kv = _kv(rows, n)
+    plan = gvr_topk.plan_for(family, rows, n, n, k)
+    rank = reference.sample_rank(n, plan.aim, plan.sample)
+    keys = reference.order_keys(x.cpu())
+    mirror = [reference.sample_threshold_levels(keys[r], rank, plan.sample, tuning.SAMPLE_GROUP) for r in range(rows)]
+    if gen == "cauchy" and sample_early_other != (0, 0):
+        assert sorted(lv for _, lv in mirror) == [1, 2], "this case is meant to take both paths"
+    wsb = torch.zeros(gvr_topk.workspace_bytes(rows, k), dtype=torch.uint8, device=DEV)
+    idx = torch.full((rows, k), -7, dtype=torch.int32, device=DEV)
+    val = torch.full((rows, k), 7.0, device=DEV)
+    gvr_topk.run_varlen(x, None, kv, idx, values=val, workspace=wsb, family=family, max_seq_len=n)
+    _assert_exact(x, idx, kv, val)
+    if family == "stream":
+        got = (wsm.stream_views(wsb, plan, rows)[1][:rows].to(torch.int64) & 0xFFFFFFFF).tolist()
+        assert got == [thr for thr, _ in mirror]
 
 
 @pytest.fixture(params=[2048, 4096], ids=["three_tiles", "two_tiles"])
