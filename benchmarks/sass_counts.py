@@ -1,9 +1,11 @@
 """Developer probe, no GPU: sm_90 instruction counts of the streaming and split kernels (NOTES entry 14).
 
-    python benchmarks/sass_counts.py [NAME ...]
+    python benchmarks/sass_counts.py [NAME ...] [CONSTEXPR=VALUE ...]
         (default: every kernel; names: stage stage_dense stage_sparse split split_long select select_many
         select_accept2 select_accept3 select_accept2_short
-        select_accept2_short_small_bins select_ladder select_looped threshold coop coop_window)
+        select_accept2_short_small_bins select_ladder select_looped threshold coop coop_window;
+        CONSTEXPR=VALUE replaces one of ``gvr_topk.kernels._common``'s module constexprs, e.g. SAMPLE_LEVELS=1,
+        for this compile: the tuning values compiled into the kernels at import, which no launch argument sets)
 
 Compiles the staging, split, select and threshold kernels for sm_90 with ``triton.compile`` (constexprs of a
 131075-column, K=2048 launch), disassembles them with the ``nvdisasm`` that ships in Triton's wheel, and prints per
@@ -158,8 +160,19 @@ def staging_loops(sass: str) -> list:
 
 
 def main(argv=None) -> int:
-    wanted = set(sys.argv[1:] if argv is None else argv)
-    print(f"Triton {triton.__version__}, sm_90")
+    args = sys.argv[1:] if argv is None else argv
+    wanted = {a for a in args if "=" not in a}
+    overrides = dict(a.split("=", 1) for a in args if "=" in a)
+    if overrides:
+        from gvr_topk.kernels import _common
+
+        for name, value in overrides.items():
+            if not isinstance(getattr(_common, name, None), triton.language.constexpr):
+                raise SystemExit(f"sass_counts: {name} is not a module constexpr of gvr_topk.kernels._common")
+            setattr(_common, name, triton.language.constexpr(int(value)))
+        # Triton's compile cache does not key on module constexprs: compile into a cache of this run's own.
+        os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="sass_counts_")
+    print(f"Triton {triton.__version__}, sm_90" + "".join(f", {k}={v}" for k, v in overrides.items()))
     for name, kernel, extra, warps, maxnreg in KERNELS:
         if wanted and name not in wanted:
             continue

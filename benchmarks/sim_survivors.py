@@ -65,20 +65,23 @@ def main() -> int:
                     help="comma-separated BITSxLEVELS shapes of the sample threshold's histograms")
     ap.add_argument("--stop", default=str(tuning.SAMPLE_STOP_DIV),
                     help="comma-separated SAMPLE_STOP_DIV values (0: every level runs)")
+    ap.add_argument("--data", default="decode",
+                    help="comma-separated: decode rows (default) and / or the benchmark's adversarial kinds")
     ap.add_argument("--low", default=str(tuning.SAMPLE_LOW_GROUPS),
                     help="comma-separated SAMPLE_LOW_GROUPS values (0: the first window starts at the minimum)")
     args = ap.parse_args()
     shapes = [tuple(int(v) for v in sh.split("x")) + (int(d), int(g))
               for sh in args.levels.split(",") for d in args.stop.split(",") for g in args.low.split(",")]
-    for cell in args.cells.split(","):
+    for cell, data in [(c, d) for c in args.cells.split(",") for d in args.data.split(",")]:
         rows, n, k = (int(v) for v in cell.split("x"))
-        logits = make_inputs(Case("grid", rows, n, k), k_max=2048, device="cpu").logits
+        suite = "grid" if data == "decode" else "adversarial"
+        logits = make_inputs(Case(suite, rows, n, k, data=data), k_max=2048, device="cpu").logits
         for spec, (bits, levels, stop, low) in [(a, sh) for a in args.arms.split(",") for sh in shapes]:
             with tuned(dict(parse_arm(spec), SAMPLE_BIN_BITS=bits, SAMPLE_LEVELS=levels, SAMPLE_STOP_DIV=stop,
                             SAMPLE_LOW_GROUPS=low)):
                 s = simulate(logits, k)
             p = s["plan"]
-            head = (f"{spec:>18} {bits}x{levels} stop {stop} low {low} {rows}x{n} K={k} {p.family} cap {p.cap} "
+            head = (f"{spec:>18} {bits}x{levels} stop {stop} low {low} {rows}x{n} K={k} {data} {p.family} cap {p.cap} "
                     f"aim {p.aim} "
                     f"sample {p.sample}")
             if "note" in s:

@@ -532,13 +532,15 @@ def test_survivor_simulation_script_runs_on_the_host():
     repo = Path(__file__).resolve().parents[5]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(repo), os.environ.get("PYTHONPATH", "")]))
     p = subprocess.run([sys.executable, str(repo / "benchmarks" / "sim_survivors.py"), "--cells", "4x20000x512",
-                        "--arms", "g8/m2048,g1/m1024"], env=env, capture_output=True, text=True, timeout=300)
+                        "--arms", "g8/m2048,g1/m1024", "--data", "decode,ramp", "--low", "0,128"],
+                       env=env, capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr[-2000:]
     lines = [ln for ln in p.stdout.splitlines() if "count/aim" in ln]
-    assert len(lines) == 2 and "g1/m1024" in lines[1] and "aim 1536" in lines[1]
+    assert len(lines) == 8 and "g1/m1024" in lines[2] and "aim 1536" in lines[2] and "ramp" in lines[4], lines
     for ln in lines:
         counts = [int(v) for v in re.findall(r"(?:under K|half tile|full tile|over capacity) (\d+)", ln)]
         assert len(counts) == 4 and sum(counts) == 4, ln
+        assert re.search(r"stopped early \d+%", ln), ln
 
 
 def test_probe_arm_settings_name_real_tuning_values():
