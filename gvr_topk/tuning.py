@@ -124,12 +124,14 @@ SAMPLE_BIN_BITS = 8
 #: than the rank asks for, so the aimed survivor count rises by at most ~1 / SAMPLE_STOP_DIV and never falls (no row
 #: is pushed under K), for one dependent histogram, scan and reduction less per row where the first level already
 #: resolves the rank (most of the threshold kernel's instructions, NOTES entry 34). Compiled into the kernels like
-#: the two values above. 0 until measured on the GPU (NOTES entry 35 has the host simulation).
+#: the two values above. Alone it rarely fires: host simulation on 64 decode rows per cell, D = 8, stops 0-3% of
+#: rows at 131075 columns (the first window spans the whole sample); with SAMPLE_LOW_GROUPS = 128 below, 92-100%,
+#: survivor spread within a few hundredths of today's (NOTES entry 35). 0 until measured on the GPU.
 SAMPLE_STOP_DIV = 0
 #: The sample threshold's first window starts at the smallest of SAMPLE_LOW_GROUPS group maxima of the sample
 #: (group j: sampled keys j, j + G, j + 2 G, ...) instead of the sample's minimum, when the rank is at most G: G
 #: disjoint groups' maxima are G distinct keys, so the smallest is at most the G-th largest, at most the rank-th.
-#: 0: the minimum.
+#: 0: the minimum. Compiled in like the values above; 0 until measured on the GPU (NOTES entry 35).
 SAMPLE_LOW_GROUPS = 0
 #: Bits of the staged select's first histogram over the candidates' key window. 7 (was 8): the crossing bin roughly
 #: doubles (host replay of the benchmark's decode rows: at most 332 candidates at 64 x 131075 K=2048, under
