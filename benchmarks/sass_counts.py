@@ -170,7 +170,8 @@ def main(argv=None) -> int:
             if not isinstance(getattr(_common, name, None), triton.language.constexpr):
                 raise SystemExit(f"sass_counts: {name} is not a module constexpr of gvr_topk.kernels._common")
             setattr(_common, name, triton.language.constexpr(int(value)))
-        # Triton's compile cache does not key on module constexprs: compile into a cache of this run's own.
+        # A fresh compile cache: under Triton 3.6, compiles with other values of these constexprs in a shared cache
+        # returned the first value's code (seen in session 28), so every run of this probe compiles anew.
         os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="sass_counts_")
     print(f"Triton {triton.__version__}, sm_90" + "".join(f", {k}={v}" for k, v in overrides.items()))
     for name, kernel, extra, warps, maxnreg in KERNELS:

@@ -15,7 +15,7 @@ measuring them (benchmarks/NOTES.md, entry 8).
 bits per level, ``tuning.SAMPLE_LEVELS`` levels; compiled into the kernels, so not a ``probe_sample.py`` arm), and
 ``--stop D,...`` per early stop of its levels (``tuning.SAMPLE_STOP_DIV``) and ``--low G,...`` per start of its
 first window (``tuning.SAMPLE_LOW_GROUPS``), both compiled in too; each line also gives the share of rows whose
-threshold took fewer levels than the shape has.
+threshold took fewer levels than the shape has ("fewer levels": stopped early, or a window that closed).
 """
 
 import argparse
@@ -81,15 +81,14 @@ def main() -> int:
                             SAMPLE_LOW_GROUPS=low)):
                 s = simulate(logits, k)
             p = s["plan"]
-            head = (f"{spec:>18} {bits}x{levels} stop {stop} low {low} {rows}x{n} K={k} {data} {p.family} cap {p.cap} "
-                    f"aim {p.aim} "
-                    f"sample {p.sample}")
+            head = (f"{spec:>18} {bits}x{levels} stop {stop} low {low} {rows}x{n} K={k} {data} {p.family} "
+                    f"cap {p.cap} aim {p.aim} sample {p.sample}")
             if "note" in s:
                 print(f"{head}: {s['note']}")
                 continue
             print(f"{head} rank {s['rank']}: count/aim {s['min']:.2f} {s['p10']:.2f} {s['p50']:.2f} {s['p90']:.2f} "
                   f"{s['max']:.2f}; rows under K {s['under_k']}, half tile {s['half']}, full tile {s['full']}, "
-                  f"over capacity {s['over']}; stopped early {s['early']:.0%}", flush=True)
+                  f"over capacity {s['over']}; fewer levels {s['early']:.0%}", flush=True)
     return 0
 
 

@@ -540,7 +540,7 @@ def test_survivor_simulation_script_runs_on_the_host():
     for ln in lines:
         counts = [int(v) for v in re.findall(r"(?:under K|half tile|full tile|over capacity) (\d+)", ln)]
         assert len(counts) == 4 and sum(counts) == 4, ln
-        assert re.search(r"stopped early \d+%", ln), ln
+        assert re.search(r"fewer levels \d+%", ln), ln
 
 
 def test_probe_arm_settings_name_real_tuning_values():
