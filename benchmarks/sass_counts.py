@@ -35,13 +35,13 @@ from gvr_topk.workspace import coop_words
 
 BASE = dict(K=2048, KB=2048, CAP=8192, SAMPLE=2048, SAMPLE_GROUP=tuning.SAMPLE_GROUP, MIN_TILE=tuning.SELECT_MIN_TILE,
             HINT_FREE=True, VARLEN=False, HAS_VALUES=False, TIE_RUNG=tuning.TIE_RUNG, PDL=tuning.STREAM_PDL,
-            ROW_WAIT=tuning.STREAM_ROW_WAIT, SPLIT=4,
+            ROW_WAIT=tuning.STREAM_ROW_WAIT,
             ACCEPT_LARGE_BIN=tuning.STREAM_ACCEPT_LARGE_BIN)
 _COOP = dict(TILE=tuning.SPLIT_TILE, SPLIT=65, LANES=stage_lanes(tuning.SPLIT_TILE, tuning.SPLIT_WARPS), SLICE=256,
              COOP_WORDS=coop_words(), PHASE=0, REFINE_TILE=tuning.SPLIT_TILE,
              RANK_MAX=tuning.SPLIT_COOP_RANK_MAX)
 #: (name, kernel, extra constexprs, warps, maxnreg)
-_STAGE = dict(TILE=tuning.STREAM_TILE, SPLIT=4, LANES=stage_lanes(tuning.STREAM_TILE, tuning.STREAM_WARPS))
+_STAGE = dict(TILE=tuning.STREAM_TILE, LANES=stage_lanes(tuning.STREAM_TILE, tuning.STREAM_WARPS))
 KERNELS = [
     ("stage", stream._gvr_stage_kernel, dict(_STAGE, STAGE_SPARSE=tuning.STREAM_STAGE_SPARSE), tuning.STREAM_WARPS,
      tuning.STREAM_STAGE_MAXNREG),

@@ -666,11 +666,12 @@ def _select_compacted(out_ptr, val_ptr, row_ptr, slot_keys, slot_cols, cols, cer
 
 
 @triton.jit
-def _share_bounds(n, part, SPLIT: tl.constexpr, TILE: tl.constexpr):
-    """Columns [start, end) that program ``part`` of SPLIT streams in a row of n: whole tiles, so shares never
-    overlap and every program of the row computes the same split."""
+def _share_bounds(n, part, split, TILE: tl.constexpr):
+    """Columns [start, end) that program ``part`` of ``split`` streams in a row of n: whole tiles, so shares never
+    overlap and every program of the row computes the same split. ``split`` may be a constexpr (the split family)
+    or a runtime int (the streaming family, whose programs per row change with the batch)."""
     tiles = (n + TILE - 1) // TILE
-    share = (tiles + SPLIT - 1) // SPLIT * TILE
+    share = (tiles + split - 1) // split * TILE
     start = part * share
     return start, tl.minimum(start + share, n)
 

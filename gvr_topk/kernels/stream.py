@@ -9,7 +9,7 @@ split into three kernels over a chunk of rows:
    S-score sample (1 = admit everything for rows that fit the staging slot). Computed once per row, not once per
    streaming program: computed in every one-warp staging program instead, the guess cost 1.0-3.2x the whole launch
    (``benchmarks/NOTES.md`` entry 16).
-2. ``_gvr_stage_kernel`` (SPLIT programs per row, register-light), verify: each program streams its share once and
+2. ``_gvr_stage_kernel`` (``split`` programs per row, register-light), verify: each program streams its share once and
    stages the scores at or above the threshold into the row's workspace slot; the row's counter ends up holding the
    exact survivor count. Short rows (n <= K) are written here. Rows on the long tile store only their survivors
    (``STAGE_SPARSE``, ``tuning.STREAM_STAGE_SPARSE``).
@@ -18,6 +18,11 @@ split into three kernels over a chunk of rows:
    retry ladder (a lower sample rank, the hint in hinted mode, the exact whole-row path): slow, never wrong. By
    default (``tuning.STREAM_SELECT_APART``) this kernel is launched twice: an accept launch compiled for the path
    decode rows take (K to CAP/2 candidates), then a ladder launch for the rows it passed on.
+
+The programs per row (``split``) are a runtime argument of the stage and select kernels, not a constexpr: they
+change with the batch (4 to 32), and as a constexpr they compiled a variant of both kernels per batch size (21 of
+each over 67 CUDA-graph batch sizes of a DeepSeek-V3.2 deployment); they set only each program's share and the
+select's wait target, once per program.
 
 Memory traffic on the accept path: one sample per row, one full read of the row, the survivors written and read
 back once.
@@ -29,9 +34,9 @@ visible) before it touches anything that grid writes or reads. So the launches k
 while the next grid's launch and ramp overlap the tail of the one before it.
 
 With ``ROW_WAIT`` (``tuning.STREAM_ROW_WAIT``) the stage and accept-select programs wait for their own row instead of
-the whole grid before: each row has a flag word (zero at rest) that its threshold program and each of its SPLIT
+the whole grid before: each row has a flag word (zero at rest) that its threshold program and each of its ``split``
 staging programs count up when done (release), the staging programs wait for 1 and the row's select program for
-1 + SPLIT (acquire), then resets it. A row's staging can then start while other rows' thresholds are still being
+1 + split (acquire), then resets it. A row's staging can then start while other rows' thresholds are still being
 sampled, and its select while other rows still stage. It cannot deadlock: a dependent grid is only scheduled once
 every program of the grid before has started, so every program waited for is resident or done. Without PDL the
 grids run one after the other and every wait passes at once; the flags are kept all the same, so the protocol is
@@ -103,9 +108,9 @@ def _gvr_stage_kernel(
     ws_count_ptr, ws_thr_ptr, ws_keys_ptr, ws_cols_ptr,  # workspace: counters (zero at rest), thresholds, slots
     ws_flag_ptr,  # workspace: per-row flags (zero at rest; ROW_WAIT)
     row0, n_bound, row_stride, out_stride, val_stride,
-    n_uniform, next_n, cr_shift,
+    n_uniform, next_n, cr_shift, split,
     K: tl.constexpr, KB: tl.constexpr, TILE: tl.constexpr, CAP: tl.constexpr,
-    SPLIT: tl.constexpr, VARLEN: tl.constexpr, HAS_VALUES: tl.constexpr, LANES: tl.constexpr,
+    VARLEN: tl.constexpr, HAS_VALUES: tl.constexpr, LANES: tl.constexpr,
     PDL: tl.constexpr, STAGE_SPARSE: tl.constexpr, ROW_WAIT: tl.constexpr,
 ):
     """Verify for rows ``row0 + program_id(1)``: every program of a row stages the survivors of its share against
@@ -118,7 +123,7 @@ def _gvr_stage_kernel(
     row = row0 + local
     n = _row_length(row, kv_lens_ptr, n_uniform, next_n, cr_shift, n_bound, VARLEN)
     row_ptr = logits_ptr + row.to(tl.int64) * row_stride
-    start, end = _share_bounds(n, part, SPLIT, TILE)
+    start, end = _share_bounds(n, part, split, TILE)
     # The share's first tile is requested before the threshold is: the scores and lengths are inputs that no kernel
     # of this launch writes, so with PDL the load overlaps the wait for the threshold (grid or row).
     x0 = _load_tile(row_ptr, start + _tile_offsets(TILE, LANES), end, True)
@@ -151,12 +156,12 @@ def _gvr_select_kernel(
     ws_count_ptr, ws_thr_ptr, ws_keys_ptr, ws_cols_ptr,  # the workspace the threshold and staging kernels filled
     ws_flag_ptr,  # per-row flags (ROW_WAIT), reset here
     row0, n_bound, row_stride, out_stride, val_stride, pre_stride,
-    n_uniform, next_n, cr_shift, aim,
+    n_uniform, next_n, cr_shift, aim, split,
     K: tl.constexpr, KB: tl.constexpr, REFINE_TILE: tl.constexpr, CAP: tl.constexpr, SAMPLE: tl.constexpr,
     SAMPLE_GROUP: tl.constexpr, MIN_TILE: tl.constexpr, HINT_FREE: tl.constexpr,
     VARLEN: tl.constexpr,
     HAS_VALUES: tl.constexpr, REFINE_LANES: tl.constexpr, TIE_RUNG: tl.constexpr, PDL: tl.constexpr,
-    SELECT_CHUNK: tl.constexpr, SELECT_PART: tl.constexpr, SPLIT: tl.constexpr, ROW_WAIT: tl.constexpr,
+    SELECT_CHUNK: tl.constexpr, SELECT_PART: tl.constexpr, ROW_WAIT: tl.constexpr,
     ACCEPT_LARGE_BIN: tl.constexpr,
 ):
     """Refine for row ``row0 + program_id(0)``: reset the row's counter to zero (the workspace restores itself),
@@ -176,9 +181,9 @@ def _gvr_select_kernel(
     local = tl.program_id(0)
     row = row0 + local
     if (SELECT_PART != 1) and ROW_WAIT:
-        # This row's threshold program and its SPLIT staging programs are done (not yet every row's); the flag is
-        # reset for the next launch. The ladder launch (SELECT_PART 1) waits for the accept launch's whole grid.
-        _row_wait(ws_flag_ptr + local, 1 + SPLIT)
+        # This row's threshold program and its ``split`` staging programs are done (not yet every row's); the flag
+        # is reset for the next launch. The ladder launch (SELECT_PART 1) waits for the accept launch's whole grid.
+        _row_wait(ws_flag_ptr + local, 1 + split)
         tl.atomic_xchg(ws_flag_ptr + local, 0, sem="relaxed")
     elif PDL:
         _gdc_wait()  # the grid before is complete: counts and slots (or the accept launch's marks) are final

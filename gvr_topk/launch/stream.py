@@ -51,7 +51,7 @@ class StreamLaunch:
         a_thr = {k: v for k, v in kw.items() if k in n_thr}
         a_stage = {k: v for k, v in kw.items() if k in n_stage}
         a_select = {k: v for k, v in kw.items() if k in n_select}
-        split = kw["SPLIT"]
+        split = kw["split"]
         # A register cap on the select (0: none) trades spills for more resident programs per SM.
         cap = dict(maxnreg=kw["select_maxnreg"]) if kw["select_maxnreg"] else {}
         stage_cap = dict(maxnreg=kw["stage_maxnreg"]) if kw["stage_maxnreg"] else {}
@@ -122,7 +122,7 @@ def family_kwargs(plan: Plan, rows: int, device=None) -> dict:
     # Survivors-only staging where a tile admits few scores: rows long enough for the long tile (NOTES entry 22).
     sparse = tuning.STREAM_STAGE_SPARSE if plan.block >= tuning.STREAM_TILE else 0
     return dict(aim=plan.aim, TILE=plan.block, CAP=plan.cap, SAMPLE=plan.sample, SAMPLE_GROUP=tuning.SAMPLE_GROUP,
-                MIN_TILE=tuning.SELECT_MIN_TILE, SPLIT=plan.split, PDL=pdl_supported(device),
+                MIN_TILE=tuning.SELECT_MIN_TILE, split=plan.split, PDL=pdl_supported(device),
                 num_rows=rows, chunk_rows=tuning.STREAM_CHUNK_ROWS,
                 stage_warps=plan.num_warps, threshold_warps=tuning.THRESHOLD_WARPS, select_warps=plan.select_warps,
                 select_maxnreg=plan.select_maxnreg, stage_maxnreg=tuning.STREAM_STAGE_MAXNREG,

@@ -12,6 +12,7 @@ from gvr_topk import dispatch
 from gvr_topk import tuning
 from gvr_topk.kernels import _common
 from gvr_topk.kernels import stream as kernels
+from gvr_topk.launch import cache
 from gvr_topk.launch import stream as stream_launch
 
 pytestmark = pytest.mark.gvr_topk
@@ -79,6 +80,30 @@ def test_only_kernel_arguments_reach_each_kernel():
         real = getattr(kernels, name)
         allowed = set(inspect.signature(real.fn).parameters) | {"num_warps", "maxnreg", "launch_pdl"}
         assert set(kwargs) <= allowed, (name, set(kwargs) - allowed)
+
+
+def test_programs_per_row_compile_no_new_variant():
+    # The batch sets the programs per row (``plan.split``). It is a runtime argument of the stage and select kernels,
+    # so batches that differ only in it share one compiled variant of each; as a constexpr it compiled one per batch
+    # size (16 stage and 64 select variants in a DeepSeek-V3.2 warm-up over 67 CUDA-graph batch sizes, NOTES entry
+    # 36). Triton specialises an int on divisibility by 16, so these splits avoid multiples of 16.
+    groups = {(80, 100): 16, (200, 300, 512): 8}  # select warps: one program per SM up to 132 rows, two past it
+    splits, stage_keys = set(), set()
+    for rows_group, select_warps in groups.items():
+        select_keys = set()
+        for rows in rows_group:
+            plan, calls = _launch(rows, 131075, 2048)
+            assert plan.split % 16 and plan.select_warps == select_warps
+            splits.add(plan.split)
+            by_name = {name: kwargs for name, _, kwargs in calls[:3]}
+            stage, select = by_name["_gvr_stage_kernel"], by_name["_gvr_select_kernel"]
+            assert stage["split"] == select["split"] == plan.split
+            stage_keys.add(cache.static_key(kernels._gvr_stage_kernel, "cuda:0", stage, {}))
+            select_keys.add(cache.static_key(kernels._gvr_select_kernel, "cuda:0", select, {}))
+        assert len(select_keys) == 1, rows_group
+    assert len(splits) == 5 and len(stage_keys) == 1
+    for kern in (kernels._gvr_stage_kernel, kernels._gvr_select_kernel):
+        assert not {"split", "SPLIT"} & cache.constexpr_names(kern)
 
 
 @pytest.mark.parametrize("apart", [2, 3])
