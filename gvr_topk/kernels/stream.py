@@ -19,10 +19,11 @@ split into three kernels over a chunk of rows:
    default (``tuning.STREAM_SELECT_APART``) this kernel is launched twice: an accept launch compiled for the path
    decode rows take (K to CAP/2 candidates), then a ladder launch for the rows it passed on.
 
-The programs per row (``split``) are a runtime argument of the stage and select kernels, not a constexpr: they
-change with the batch (4 to 32), and as a constexpr they compiled a variant of both kernels per batch size (21 of
-each over 67 CUDA-graph batch sizes of a DeepSeek-V3.2 deployment); they set only each program's share and the
-select's wait target, once per program.
+The programs per row (``split``) are a runtime argument of the stage and select kernels, not a constexpr, and not
+specialised either (``do_not_specialize``): they change with the batch (4 to 32), and as a constexpr they compiled a
+variant of both kernels per batch size (a DeepSeek-V3.2 warm-up over 67 CUDA-graph batch sizes: 16 stage and 64
+select variants, ``benchmarks/probe_variants.py``); they set only each program's share and the select's wait target,
+once per program.
 
 Memory traffic on the accept path: one sample per row, one full read of the row, the survivors written and read
 back once.
@@ -101,7 +102,7 @@ def _gvr_threshold_kernel(
         _row_publish(ws_flag_ptr + local)  # the threshold is there
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["split"])
 def _gvr_stage_kernel(
     indices_ptr, values_ptr,  # outputs (short rows are written here)
     logits_ptr, kv_lens_ptr,  # inputs
@@ -149,7 +150,7 @@ def _gvr_stage_kernel(
         _row_publish(ws_flag_ptr + local)  # this program's share is staged and counted
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["split"])
 def _gvr_select_kernel(
     indices_ptr, values_ptr,  # outputs
     logits_ptr, pre_idx_ptr, kv_lens_ptr,  # inputs

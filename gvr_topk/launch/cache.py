@@ -11,8 +11,9 @@ Two things live here, both pure host code:
 
 A compile key mirrors what makes Triton specialise a ``@triton.jit`` function: the kernel, the launch options
 (``num_warps``), the exact value of every ``tl.constexpr``, the dtype of every tensor and whether its address is
-16-byte aligned, and for every other int its type class (i32 / i64 / u64) and whether it equals 1 or is a multiple
-of 16. Keys may be stricter than Triton's (a spurious refusal names what to warm up), never looser.
+16-byte aligned, and for every other int its type class (i32 / i64 / u64) and, unless the kernel does not
+specialise it (``do_not_specialize``), whether it equals 1 or is a multiple of 16. Keys may be stricter than
+Triton's (a spurious refusal names what to warm up), never looser.
 """
 
 import inspect
@@ -66,18 +67,24 @@ def int_spec(v: int) -> Tuple[str, bool, bool]:
     return (cls, v == 1, v % 16 == 0)
 
 
-_PARAMS: Dict[int, Tuple[frozenset, frozenset]] = {}
+_PARAMS: Dict[int, Tuple[frozenset, frozenset, frozenset]] = {}
 
 
-def _params(kernel) -> Tuple[frozenset, frozenset]:
-    """(all parameter names, constexpr parameter names) of a ``@triton.jit`` kernel, compiled or interpreted."""
+def _params(kernel) -> Tuple[frozenset, frozenset, frozenset]:
+    """(all parameter names, constexpr parameter names, names of the ints it does not specialise) of a
+    ``@triton.jit`` kernel, compiled or interpreted."""
     got = _PARAMS.get(id(kernel))
     if got is None:
         # Read the Python function's signature: both the compiled and the interpreted kernel keep it as ``fn``.
         fn = getattr(kernel, "fn", kernel)
         params = inspect.signature(fn).parameters
         const = frozenset(name for name, p in params.items() if "constexpr" in str(p.annotation))
-        got = (frozenset(params), const)
+        # ``triton.jit(do_not_specialize=...)``: names or positions; a JITFunction keeps the list, the interpreter's
+        # function the keyword arguments it was made with.
+        dns = getattr(kernel, "do_not_specialize", None) or getattr(kernel, "kwargs", {}).get("do_not_specialize")
+        names = list(params)
+        plain = frozenset(names[d] if isinstance(d, int) else d for d in (dns or ()))
+        got = (frozenset(params), const, plain)
         _PARAMS[id(kernel)] = got
     return got
 
@@ -112,12 +119,14 @@ def static_key(kernel, device: str, scalars: Dict[str, object], pointer_dtypes: 
         Hashable; equal for two launches exactly when Triton would reuse one compiled variant for both (given
         equal alignment, see :func:`alignment`).
     """
-    params, const = _params(kernel)
+    params, const, plain = _params(kernel)
     items = []
     for name in sorted(scalars):
         v = scalars[name]
         if name not in params or name in const or isinstance(v, bool) or not isinstance(v, int):
             items.append((name, "=", v))  # constexprs, bools and launch options (num_warps): the exact value
+        elif name in plain:
+            items.append((name, "i", int_spec(v)[0]))  # not specialised: its type class alone
         else:
             items.append((name, "i") + int_spec(v))
     return (kernel_name(kernel), device, tuple(items), tuple(sorted((n, str(d)) for n, d in pointer_dtypes.items())))

@@ -57,10 +57,13 @@ class StreamLaunch:
         stage_cap = dict(maxnreg=kw["stage_maxnreg"]) if kw["stage_maxnreg"] else {}
         # Programmatic dependent launch (kernels compiled with PDL wait for the grid before them at their start).
         dep = dict(launch_pdl=True) if kw["PDL"] else {}
+        # The accept launch (SELECT_PART 2 or 3) never reads the hint, only the ladder launch does: hinted calls
+        # launch its hint-free variant, one compiled kernel fewer per select geometry.
+        a_accept = dict(a_select, HINT_FREE=True) if a_select["SELECT_PART"] else a_select
         # (kernel, programs per row or None for a 1-D grid of rows, arguments, launch options) in launch order.
         launches = [(threshold, None, a_thr, dict(num_warps=warps[0])),
                     (stage, split, a_stage, dict(num_warps=warps[1], **stage_cap, **dep)),
-                    (select, None, a_select, dict(num_warps=warps[2], **cap, **dep))]
+                    (select, None, a_accept, dict(num_warps=warps[2], **cap, **dep))]
         if a_select["SELECT_PART"]:
             # The select as two launches (``tuning.STREAM_SELECT_APART``): the accept launch above, then the ladder
             # launch for the rows it marked, a whole uncapped SELECT_WARPS program each (few rows, one per SM).

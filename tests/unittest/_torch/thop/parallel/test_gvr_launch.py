@@ -83,17 +83,17 @@ def test_only_kernel_arguments_reach_each_kernel():
 
 
 def test_programs_per_row_compile_no_new_variant():
-    # The batch sets the programs per row (``plan.split``). It is a runtime argument of the stage and select kernels,
-    # so batches that differ only in it share one compiled variant of each; as a constexpr it compiled one per batch
-    # size (16 stage and 64 select variants in a DeepSeek-V3.2 warm-up over 67 CUDA-graph batch sizes, NOTES entry
-    # 36). Triton specialises an int on divisibility by 16, so these splits avoid multiples of 16.
-    groups = {(80, 100): 16, (200, 300, 512): 8}  # select warps: one program per SM up to 132 rows, two past it
+    # The batch sets the programs per row (``plan.split``). It is a runtime argument of the stage and select kernels
+    # that Triton does not specialise (not even on divisibility by 16), so batches that differ only in it share one
+    # compiled variant of each; as a constexpr it compiled one per batch size (16 stage and 64 select variants in a
+    # DeepSeek-V3.2 warm-up over 67 CUDA-graph batch sizes, NOTES entry 36).
+    groups = {(64, 80, 100, 128): 16, (200, 300, 512): 8}  # select warps: one program per SM up to 132 rows
     splits, stage_keys = set(), set()
     for rows_group, select_warps in groups.items():
         select_keys = set()
         for rows in rows_group:
             plan, calls = _launch(rows, 131075, 2048)
-            assert plan.split % 16 and plan.select_warps == select_warps
+            assert plan.select_warps == select_warps
             splits.add(plan.split)
             by_name = {name: kwargs for name, _, kwargs in calls[:3]}
             stage, select = by_name["_gvr_stage_kernel"], by_name["_gvr_select_kernel"]
@@ -101,9 +101,29 @@ def test_programs_per_row_compile_no_new_variant():
             stage_keys.add(cache.static_key(kernels._gvr_stage_kernel, "cuda:0", stage, {}))
             select_keys.add(cache.static_key(kernels._gvr_select_kernel, "cuda:0", select, {}))
         assert len(select_keys) == 1, rows_group
-    assert len(splits) == 5 and len(stage_keys) == 1
+    assert len(splits) == 7 and {16, 32} <= splits and len(stage_keys) == 1
     for kern in (kernels._gvr_stage_kernel, kernels._gvr_select_kernel):
         assert not {"split", "SPLIT"} & cache.constexpr_names(kern)
+    # Where a kernel does specialise an int, the key still tells a multiple of 16 from other values.
+    select = dict(by_name["_gvr_select_kernel"])
+    assert (cache.static_key(kernels._gvr_select_kernel, "cuda:0", dict(select, aim=3072), {})
+            != cache.static_key(kernels._gvr_select_kernel, "cuda:0", dict(select, aim=3071), {}))
+
+
+def test_accept_launch_compiles_one_variant_for_both_hint_modes():
+    # Only the ladder launch reads the hint; the accept launch of a hinted call is the hint-free variant.
+    for hint_free in (True, False):
+        calls = []
+        launch = stream_launch.StreamLaunch(*(_StandIn(kern, calls) for kern in (
+            kernels._gvr_threshold_kernel, kernels._gvr_stage_kernel, kernels._gvr_select_kernel)))
+        plan = dispatch.plan_for("stream", 64, 131075, 131075, 2048)
+        launch.run(**(stream_launch.family_kwargs(plan, 64) | dict(HINT_FREE=hint_free)))
+        selects = [kwargs for name, _, kwargs in calls if name == "_gvr_select_kernel"]
+        if tuning.STREAM_SELECT_APART:
+            assert [a["SELECT_PART"] for a in selects] == [tuning.STREAM_SELECT_APART, 1]
+            assert [a["HINT_FREE"] for a in selects] == [True, hint_free]
+        else:
+            assert [a["HINT_FREE"] for a in selects] == [hint_free]
 
 
 @pytest.mark.parametrize("apart", [2, 3])
@@ -128,7 +148,8 @@ def test_select_apart_adds_a_ladder_launch(apart, monkeypatch):
         assert a_lad["num_warps"] == tuning.SELECT_WARPS and "maxnreg" not in a_lad
         assert a_lad["REFINE_LANES"] == min(tuning.REFINE_TILE, 32 * tuning.SELECT_WARPS)
         assert a_lad["launch_pdl"] is True
-        differ = {"SELECT_PART", "num_warps", "maxnreg", "REFINE_LANES"}
+        # HINT_FREE: the accept launch is always the hint-free variant (test_accept_launch_compiles_one_variant_...).
+        differ = {"SELECT_PART", "num_warps", "maxnreg", "REFINE_LANES", "HINT_FREE"}
         assert {k: v for k, v in a_acc.items() if k not in differ} == \
             {k: v for k, v in a_lad.items() if k not in differ}
 
