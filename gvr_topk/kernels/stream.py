@@ -20,10 +20,10 @@ split into three kernels over a chunk of rows:
    decode rows take (K to CAP/2 candidates), then a ladder launch for the rows it passed on.
 
 The programs per row (``split``) are a runtime argument of the stage and select kernels, not a constexpr, and not
-specialised either (``do_not_specialize``): they change with the batch (4 to 32), and as a constexpr they compiled a
-variant of both kernels per batch size (a DeepSeek-V3.2 warm-up over 67 CUDA-graph batch sizes: 16 stage and 64
-select variants, ``benchmarks/probe_variants.py``); they set only each program's share and the select's wait target,
-once per program.
+specialised either (``do_not_specialize``): they change with the batch (up to 64; 4 to 32 over batches of 33 to 512
+rows of 131072 columns), and as a constexpr they compiled a variant of both kernels per batch size (a DeepSeek-V3.2
+warm-up over 67 CUDA-graph batch sizes: 16 stage and 64 select variants, ``benchmarks/probe_variants.py``); they
+set only each program's share and the select's wait target, once per program.
 
 Memory traffic on the accept path: one sample per row, one full read of the row, the survivors written and read
 back once.
