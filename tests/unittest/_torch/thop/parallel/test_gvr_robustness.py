@@ -384,16 +384,25 @@ def test_distributed_ranks_choose_identical_index_sets_on_cpu():
 
 
 DET_SHAPES = [(64, 2500, 2), (512, 2600, 1), (5, 1200, 3)]
-# The GPU shapes are compile-bound on a cold Triton cache: each compiles about twenty kernel variants (family x
-# hinted / hint-free x values x dtype), 15-33 s apiece for the split and streaming kernels on the H200 machine
-# (Triton 3.6): the float32 half of K=2048 x 16384 x 8 rows took 190 s there, its calls well under a second once
-# compiled. Give a GPU run time or a warm TRITON_CACHE_DIR; a run cut by its limit here is not a hang.
+# The GPU shapes are compile-bound on a cold Triton cache: each compiles kernel variants per family x hinted /
+# hint-free x values x dtype, 15-33 s apiece for the split and streaming kernels on the H200 machine (Triton 3.6):
+# the float32 half of K=2048 x 16384 x 8 rows, all families in one test then, took 190 s there, its calls well under
+# a second once compiled. One test per family lets parallel workers share that; give a GPU run time or a warm
+# TRITON_CACHE_DIR, and read a run cut by its limit as slow, not hung.
 if ON_GPU:
     DET_SHAPES += [(2048, 16384, 8), (1024, 131072, 4), (512, 70000, 64), (2048, 262144, 2)]
 
 
-@pytest.mark.parametrize("k,n,rows", DET_SHAPES)
-def test_same_index_set_across_runs_families_and_modes(k, n, rows):
+def _det_families(n, rows):
+    """The families a shape runs: the route's own pick (None) and every family that serves it when forced."""
+    return [None, "stream"] + (["split"] if rows <= tuning.SPLIT_MAX_ROWS else []) + \
+        (["reg"] if n <= tuning.REG_MAX_N else [])
+
+
+# Each family's index set equals the tie rule's (below), so every family and mode chooses the same set.
+@pytest.mark.parametrize("k,n,rows,family", [(k, n, rows, fam) for k, n, rows in DET_SHAPES
+                                             for fam in _det_families(n, rows)])
+def test_same_index_set_across_runs_families_and_modes(k, n, rows, family):
     repeats = 5 if ON_GPU else 2
     for dtype in ((torch.float32, torch.bfloat16) if ON_GPU else (torch.float32,)):
         x = _tied_scores(rows, n, seed=k + n + rows, dtype=dtype, k=k)
@@ -407,18 +416,14 @@ def test_same_index_set_across_runs_families_and_modes(k, n, rows):
         assert bool(((above < k) & (above + tied > k)).all())
         hints = {"free": None, "prev": _prev_topk(x, k, kv), "exact": ref.contiguous(),
                  "garbage": torch.randint(-5, n + 5, (rows, k), generator=_gen(3), device=DEV, dtype=torch.int32)}
-        families = [None, "stream", "split"] + (["reg"] if n <= tuning.REG_MAX_N else [])
-        if rows > tuning.SPLIT_MAX_ROWS:
-            families.remove("split")
         seen = []
-        for family in families:
-            for mode, hint in hints.items():
-                for values in ((False, True) if ON_GPU else (mode in ("prev", "garbage"),)):
-                    for _ in range(repeats if mode == "free" or ON_GPU and mode == "prev" else 1):
-                        idx = torch.full((rows, k), -9, dtype=torch.int32, device=DEV)
-                        val = torch.zeros(rows, k, device=DEV) if values else None
-                        gvr_topk.run_varlen(x, hint, kv, idx, values=val, family=family, max_seq_len=n)
-                        seen.append(((family, mode, values), torch.sort(idx, 1).values))
+        for mode, hint in hints.items():
+            for values in ((False, True) if ON_GPU else (mode in ("prev", "garbage"),)):
+                for _ in range(repeats if mode == "free" or ON_GPU and mode == "prev" else 1):
+                    idx = torch.full((rows, k), -9, dtype=torch.int32, device=DEV)
+                    val = torch.zeros(rows, k, device=DEV) if values else None
+                    gvr_topk.run_varlen(x, hint, kv, idx, values=val, family=family, max_seq_len=n)
+                    seen.append(((family, mode, values), torch.sort(idx, 1).values))
         for what, got in seen:
             assert torch.equal(got, want), f"{dtype} {what}: index set differs from the tie rule's"
         # And the tie rule itself: within the K-th value's tie class, exactly the lowest columns were chosen.
