@@ -687,3 +687,38 @@ print("compiled")
     env["PYTHONPATH"] = os.pathsep.join([str(bench), str(bench.parent), env.get("PYTHONPATH", "")])
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0 and "compiled" in out.stdout, out.stderr[-2000:]
+
+
+def test_variant_probe_counts_without_running_and_compiles_one(tmp_path):
+    """benchmarks/probe_variants.py (host only): the warm-up's launches are recorded, not run, and counted once per
+    compile key; the streaming family's batch sizes (64-512 rows: 32 down to 4 programs per row) share one stage and
+    one threshold variant; a recorded variant compiles offline for sm_90 from the JSON alone."""
+    repo = Path(__file__).resolve().parents[5]
+    script = repo / "benchmarks" / "probe_variants.py"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(repo), os.environ.get("PYTHONPATH", "")]))
+    p = subprocess.run([sys.executable, str(script), "--sizes", "1,64,128,256,512", "--out", str(tmp_path)],
+                       env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    doc = json.loads((tmp_path / "probe_variants.json").read_text())
+    variants = doc["variants"]
+    assert doc["sizes"] == [1, 64, 128, 256, 512] and doc["wall_s"] is None
+    per = {}
+    for v in variants:
+        per[v["kernel"]] = per.get(v["kernel"], 0) + 1
+        assert v["tensors"] and set(v["options"]) <= {"num_warps", "maxnreg", "launch_pdl", "launch_cooperative_grid"}
+    assert per["_gvr_stage_kernel"] == 1 and per["_gvr_threshold_kernel"] == 1, per
+    assert per["_gvr_select_kernel"] >= 2 and any("split" in k for k in per), per
+    total = re.search(r"^total\s+(\d+)$", p.stdout, re.M)
+    assert total and int(total.group(1)) == len(variants), p.stdout
+
+    # The offline compile path (what --compile runs per worker), on the smallest variant, without the interpreter.
+    batch = tmp_path / "batch.json"
+    batch.write_text(json.dumps([v for v in variants if v["kernel"] == "_gvr_threshold_kernel"]))
+    cenv = {k: v for k, v in env.items() if k != "TRITON_INTERPRET"}
+    cenv["TRITON_CACHE_DIR"] = str(tmp_path / "cache")
+    p = subprocess.run([sys.executable, str(script), "--worker", str(batch)], env=cenv, capture_output=True,
+                       text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    (done,) = json.loads(batch.read_text())
+    assert done["compile_s"] > 0
+    assert any((tmp_path / "cache").rglob("*.cubin")), "no sm_90 binary was written"
