@@ -32,6 +32,8 @@ import time
 SIZES = {"pow2": [1 << i for i in range(10)], "vllm": [1, 2, 4] + list(range(8, 513, 8))}
 _TORCH_TO_TRITON = {"torch.float32": "*fp32", "torch.bfloat16": "*bf16", "torch.float16": "*fp16",
                     "torch.int32": "*i32", "torch.uint8": "*u8", "torch.int64": "*i64"}
+#: Launch keywords that are options of the launch, not kernel arguments.
+OPTIONS = ("num_warps", "maxnreg", "launch_pdl", "launch_cooperative_grid")
 
 
 def record_variants(config: str, sizes, max_seq_len: int, dtype: str, with_values: bool) -> list:
@@ -44,7 +46,6 @@ def record_variants(config: str, sizes, max_seq_len: int, dtype: str, with_value
     from gvr_topk.launch import cache
 
     seen, variants = set(), []
-    options = ("num_warps", "maxnreg", "launch_pdl", "launch_cooperative_grid")
 
     def record(self, *args, grid, warmup, **kwargs):
         if args:
@@ -60,8 +61,8 @@ def record_variants(config: str, sizes, max_seq_len: int, dtype: str, with_value
             phase = {"PHASE": 0} if "PHASE" in kwargs else {}
             variants.append(dict(module=fn.__module__, kernel=fn.__name__, tensors=tensors,
                                  constexprs={k: v for k, v in scalars.items() if k in const} | phase,
-                                 ints=sorted(k for k, v in scalars.items() if k not in const and k not in options),
-                                 options={k: v for k, v in scalars.items() if k in options}))
+                                 ints=sorted(k for k, v in scalars.items() if k not in const and k not in OPTIONS),
+                                 options={k: v for k, v in scalars.items() if k in OPTIONS}))
         return None
 
     interp.InterpretedFunction.run = record
