@@ -3,6 +3,7 @@ and a tiny end-to-end run through the Triton interpreter (tests/conftest.py sets
 """
 
 import dataclasses
+import importlib
 import json
 import os
 import re
@@ -32,6 +33,18 @@ needs_kernels = pytest.mark.skipif(not gvr_topk.kernels_interpreted() and not to
 
 
 # ------------------------------------------------------------------------------------------------ cases
+
+
+def _bench_script(name: str):
+    """Import ``benchmarks/<name>.py`` (the benchmark scripts are not a package)."""
+    bench = str(Path(__file__).resolve().parents[5] / "benchmarks")
+    sys.path.insert(0, bench)
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(bench)
+
+
 def test_grid_is_the_target_grid():
     grid = bc.grid_cases()
     assert len(grid) == 4 * 5 * 3
@@ -546,12 +559,7 @@ def test_survivor_simulation_script_runs_on_the_host():
 def test_probe_arm_settings_name_real_tuning_values():
     """benchmarks/probe_sample.py arms: every knob letter maps to an existing ``gvr_topk.tuning`` name, with the value
     types the launchers expect; a malformed setting is refused with the accepted forms."""
-    repo = Path(__file__).resolve().parents[5]
-    sys.path.insert(0, str(repo / "benchmarks"))
-    try:
-        import probe_sample
-    finally:
-        sys.path.remove(str(repo / "benchmarks"))
+    probe_sample = _bench_script("probe_sample")
     from gvr_topk import tuning
 
     assert all(hasattr(tuning, name) for name in probe_sample.KNOBS.values())
@@ -584,11 +592,7 @@ def test_probe_ab_freezes_revisions_beside_the_working_tree(tmp_path):
     if shutil.which("git") is None or subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"],
                                                      capture_output=True).returncode != 0:
         pytest.skip("needs git and a git checkout")
-    sys.path.insert(0, str(repo / "benchmarks"))
-    try:
-        import probe_ab
-    finally:
-        sys.path.remove(str(repo / "benchmarks"))
+    probe_ab = _bench_script("probe_ab")
     exported = tmp_path / "exports" / "mine"
     exported.mkdir(parents=True)
     shutil.copytree(repo / "gvr_topk", exported / "gvr_topk", symlinks=True)
@@ -611,13 +615,8 @@ def test_probe_ab_freezes_revisions_beside_the_working_tree(tmp_path):
 def test_probe_ab_data_kinds_and_summary(capsys):
     """benchmarks/probe_ab.py ``--data``: several kinds in the order given, an unknown or repeated kind refused by
     name; the closing table (shared with probe_sample.py) shows each record's kind and counts inexact outputs."""
-    repo = Path(__file__).resolve().parents[5]
-    sys.path.insert(0, str(repo / "benchmarks"))
-    try:
-        import probe_ab
-        import probe_sample
-    finally:
-        sys.path.remove(str(repo / "benchmarks"))
+    probe_ab = _bench_script("probe_ab")
+    probe_sample = _bench_script("probe_sample")
     assert probe_ab.parse_data("decode") == ["decode"]
     assert probe_ab.parse_data("equal,decode,neg_inf_tail") == ["equal", "decode", "neg_inf_tail"]
     for bad in ("decod", "decode,decode", "equal,", ""):
@@ -636,12 +635,7 @@ def test_probe_ab_data_kinds_and_summary(capsys):
 def test_ncu_stall_summary(tmp_path, capsys):
     """benchmarks/ncu_stalls.py on a small export in Nsight Compute's layout (kernel row, header row, one row per
     SASS instruction): samples summed per reason, instructions ranked by samples, main reasons per instruction."""
-    repo = Path(__file__).resolve().parents[5]
-    sys.path.insert(0, str(repo / "benchmarks"))
-    try:
-        import ncu_stalls
-    finally:
-        sys.path.remove(str(repo / "benchmarks"))
+    ncu_stalls = _bench_script("ncu_stalls")
     header = ["Address", "Source", "Warp Stall Sampling (All Samples)", "Warp Stall Sampling (Not-issued Samples)",
               "Instructions Executed", "stall_long_sb", "stall_wait", "stall_long_sb (Not Issued)"]
     lines = [["Kernel Name", "_k"], header,
@@ -702,11 +696,7 @@ def test_variant_probe_counts_without_running_and_compiles_one(tmp_path):
     doc = json.loads((tmp_path / "probe_variants.json").read_text())
     variants = doc["variants"]
     assert doc["sizes"] == [1, 64, 128, 256, 512] and doc["wall_s"] is None
-    sys.path.insert(0, str(script.parent))
-    try:
-        import probe_variants
-    finally:
-        sys.path.remove(str(script.parent))
+    probe_variants = _bench_script("probe_variants")
     per = {}
     for v in variants:
         per[v["kernel"]] = per.get(v["kernel"], 0) + 1
