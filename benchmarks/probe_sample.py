@@ -35,7 +35,7 @@ same rows is timed too. An arm is written as ``/``-separated settings:
 * ``h<N>``: ``TIE_RUNG`` (1: the retry ladder's tie rung on; 0: off),
 * ``j<N>``: ``SELECT_CHUNK`` (the streaming select in loops over N-candidate chunks; 0: on one tile),
 * ``z<N>``: ``STREAM_STAGE_SPARSE`` (the streaming stage kernel stores survivors only: 0 off, 1 on, 2 with a
-  look-ahead),
+  look-ahead, 3 with the look-ahead and each tile's reservation read a tile later),
 * ``A<N>``: ``STREAM_SELECT_APART`` (the streaming select as an accept launch and a ladder launch: 0 off, 2 the
   accept launch on the SELECT_MIN_TILE- and CAP/2-lane tiles, 3 on the CAP/2-lane tile alone),
 * ``W<N>``: ``STREAM_ROW_WAIT`` (the streaming stage and select programs wait for their own row's flag instead of

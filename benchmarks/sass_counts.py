@@ -1,7 +1,7 @@
 """Developer probe, no GPU: sm_90 instruction counts of the streaming and split kernels (NOTES entry 14).
 
     python benchmarks/sass_counts.py [NAME ...] [CONSTEXPR=VALUE ...]
-        (default: every kernel; names: stage stage_dense stage_sparse split split_long select select_many
+        (default: every kernel; names: stage stage_dense stage_sparse stage_late split split_long select select_many
         select_accept2 select_accept3 select_accept2_short
         select_accept2_short_small_bins select_ladder select_looped threshold coop coop_window;
         CONSTEXPR=VALUE replaces one of ``gvr_topk.kernels._common``'s module constexprs, e.g. SAMPLE_LEVELS=1,
@@ -50,6 +50,9 @@ KERNELS = [
     ("stage_dense", stream._gvr_stage_kernel, dict(_STAGE, STAGE_SPARSE=0), tuning.STREAM_WARPS,
      tuning.STREAM_STAGE_MAXNREG),
     ("stage_sparse", stream._gvr_stage_kernel, dict(_STAGE, STAGE_SPARSE=1), tuning.STREAM_WARPS,
+     tuning.STREAM_STAGE_MAXNREG),
+    # Survivors-only with the look-ahead and each tile's reservation read a tile later (STREAM_STAGE_SPARSE 3).
+    ("stage_late", stream._gvr_stage_kernel, dict(_STAGE, STAGE_SPARSE=3), tuning.STREAM_WARPS,
      tuning.STREAM_STAGE_MAXNREG),
     ("split", split._gvr_split_kernel,
      dict(TILE=tuning.SPLIT_TILE, SPLIT=16, LANES=stage_lanes(tuning.SPLIT_TILE, tuning.SPLIT_WARPS),

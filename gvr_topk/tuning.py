@@ -332,6 +332,9 @@ STAGE_BALLOT = 1
 #: scores. Measured on the H200 (NOTES entry 22, ``probe_sample.py --arms z0,z1,z2``, us, off / 1 / 2): 512 x
 #: 131075 K=2048 187.5 / 180.7 / 178.4, 128 x 65536 K=2048 67.8 / 54.5 / 54.5, 64 x 131075 K=2048 52.3 / 49.8 /
 #: 50.1; on the short tile it lost (512 x 16387 K=512 64.3 / 76.7 / 76.9: a fifth of those scores survive).
+#: 3: as 2, each tile's slot reservation read one tile later (``_common._reserve_late``), so the warp does not wait
+#: for the atomic's round trip per tile, where ncu placed 57% of the 512-row stage kernel's stall samples (NOTES
+#: entry 39, on an H100). Built and tested, not yet measured: 2 stays until it is.
 STREAM_STAGE_SPARSE = 2
 #: The streaming family's select as two launches of its kernel (``kernels.stream._gvr_select_kernel``'s
 #: SELECT_PART): an accept launch that selects the rows whose staging holds K to CAP/2 candidates (2: on the

@@ -845,20 +845,12 @@ def _bit_index(low):
 
 
 @triton.jit
-def _stage_tile_sparse(x, s, end, f, row_ptr, count_ptr, slot_keys, slot_cols, CAP: tl.constexpr,
-                       MASKED: tl.constexpr):
-    """``_stage_tile`` that stores only the survivors: the same admitted scores, positions and reservation, at a
-    cost that follows the survivors instead of the tile. ``x`` is the [ROWS, LANES] tile of columns ``s +
-    _tile_offsets(ROWS * LANES, LANES)`` (ROWS <= 32).
-
-    Each thread folds its ROWS pass flags into one bit mask; after the reservation the warp loops as many times as
-    its fullest thread has survivors, each thread storing its next survivor per turn (the score is read again, from
-    the line the tile's load just brought into L1: a register cannot be picked by a runtime index). A decode tile
-    admits ~2% of its scores, under one per thread, so the turns are few, against two predicated stores per score
-    in ``_stage_tile``."""
+def _sparse_bits(x, s, end, f, MASKED: tl.constexpr):
+    """The survivors of the [ROWS, LANES] tile ``x`` of columns ``s + _tile_offsets(ROWS * LANES, LANES)`` (ROWS <=
+    32) that pass ``not (x < f)``, as one bit mask per thread (bit r: the thread's score in tile row r) and its
+    count. Returns ([LANES] uint32, [LANES] int32)."""
     ROWS: tl.constexpr = x.shape[0]
     LANES: tl.constexpr = x.shape[1]
-    lane = tl.arange(0, LANES)
     if MASKED:
         cols = s + _tile_offsets(ROWS * LANES, LANES)
         keep = (cols < end) & ~(x < f)
@@ -866,8 +858,17 @@ def _stage_tile_sparse(x, s, end, f, row_ptr, count_ptr, slot_keys, slot_cols, C
         keep = ~(x < f)
     # The bits are disjoint, so their sum is their union.
     m = tl.sum(tl.where(keep, (tl.full([ROWS], 1, tl.uint32) << tl.arange(0, ROWS).to(tl.uint32))[:, None], 0), 0)
-    cnt = _popcount(m).to(tl.int32)
-    base = tl.atomic_add(count_ptr, tl.sum(cnt, 0), sem="relaxed")
+    return m, _popcount(m).to(tl.int32)
+
+
+@triton.jit
+def _sparse_store(m, cnt, base, s, row_ptr, slot_keys, slot_cols, CAP: tl.constexpr):
+    """Store the survivors ``m`` (``_sparse_bits`` of the tile at column ``s``) at slot positions from ``base`` on,
+    thread by thread: the warp loops as many times as its fullest thread has survivors, each thread storing its next
+    survivor per turn (the score is read again, from the line the tile's load brought into L1: a register cannot be
+    picked by a runtime index)."""
+    LANES: tl.constexpr = m.shape[0]
+    lane = tl.arange(0, LANES)
     pos = base + tl.cumsum(cnt, 0) - cnt
     # A tile reserved past a full slot (a row of ties) takes no turns: its writes would go unread.
     for _ in range(tl.where(base < CAP, tl.max(cnt, 0), 0)):
@@ -880,6 +881,38 @@ def _stage_tile_sparse(x, s, end, f, row_ptr, count_ptr, slot_keys, slot_cols, C
         tl.store(slot_cols + p, col, mask=live)
         m = m ^ low
         pos += 1
+
+
+@triton.jit
+def _stage_tile_sparse(x, s, end, f, row_ptr, count_ptr, slot_keys, slot_cols, CAP: tl.constexpr,
+                       MASKED: tl.constexpr):
+    """``_stage_tile`` that stores only the survivors: the same admitted scores, positions and reservation, at a
+    cost that follows the survivors instead of the tile (``_sparse_bits``, one atomic, ``_sparse_store``). A decode
+    tile admits ~2% of its scores, under one per thread, so the store turns are few, against two predicated stores
+    per score in ``_stage_tile``."""
+    m, cnt = _sparse_bits(x, s, end, f, MASKED)
+    base = tl.atomic_add(count_ptr, tl.sum(cnt, 0), sem="relaxed")
+    _sparse_store(m, cnt, base, s, row_ptr, slot_keys, slot_cols, CAP)
+
+
+@triton.jit
+def _reserve_late(count_ptr, cnt):
+    """Reserve ``sum(cnt)`` slot positions on the row's counter without waiting for the answer. A reservation
+    through one scalar atomic is lowered (Triton 3.6, sm_90) to the atomic and, right after it, a shuffle of its
+    result to every thread, so the warp waits there for the atomic's round trip; ptxas does the same to an atomic on
+    an address it can prove uniform. Here thread 0 alone adds, at a pointer that differs per thread (``count_ptr +
+    lane``, every other lane masked off: never accessed), so nothing reads the result until ``_reserved`` does.
+    Returns [LANES] int32, the old count in lane 0."""
+    lane = tl.arange(0, cnt.shape[0])
+    first = lane == 0
+    return tl.atomic_add(count_ptr + lane, tl.where(first, tl.sum(cnt, 0), 0), mask=first, sem="relaxed")
+
+
+@triton.jit
+def _reserved(r):
+    """The position ``_reserve_late`` reserved from (its lane 0), as a scalar: the first read of the atomic's
+    result, where the warp waits for it."""
+    return tl.sum(tl.where(tl.arange(0, r.shape[0]) == 0, r, 0), 0)
 
 
 @triton.jit
@@ -907,26 +940,51 @@ def _stage_share_after(x0, row_ptr, start, end, thr, count_ptr, slot_keys, slot_
 @triton.jit
 def _stage_share_sparse(x0, row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP: tl.constexpr,
                         TILE: tl.constexpr, LANES: tl.constexpr, AHEAD: tl.constexpr):
-    """``_stage_share_after`` through ``_stage_tile_sparse``. AHEAD: each whole tile's successor is requested before
-    the tile is staged (whole tiles only, so no load needs a mask; the last one's look-ahead rereads it)."""
+    """``_stage_share_after`` through ``_stage_tile_sparse``. AHEAD 1: each whole tile's successor is requested
+    before the tile is staged (whole tiles only, so no load needs a mask; the last one's look-ahead rereads it).
+    AHEAD 2: that, and each tile's reservation read one tile later (``_reserve_late``): a tile's survivors are
+    stored after the next tile's pass flags are taken and its reservation sent, so two round trips overlap the
+    work instead of one stalling the warp per tile. AHEAD 0: neither."""
     f = _key_floor(thr)
     full = start + tl.maximum(end - start, 0) // TILE * TILE
-    _stage_tile_sparse(x0, start, end, f, row_ptr, count_ptr, slot_keys, slot_cols, CAP, True)
-    if AHEAD:
+    if AHEAD == 2:
+        # (m, cnt, r, sp): the pass flags, counts, pending reservation and first column of the tile not yet stored.
+        m, cnt = _sparse_bits(x0, start, end, f, True)
+        r = _reserve_late(count_ptr, cnt)
+        sp = start
         if full - start >= 2 * TILE:
             last = full - TILE
             x = _load_tile_at(row_ptr, start + TILE, end, TILE, LANES, False)
             for s in range(start + TILE, full, TILE):
                 ahead = _load_tile_at(row_ptr, tl.minimum(s + TILE, last), end, TILE, LANES, False)
-                _stage_tile_sparse(x, s, end, f, row_ptr, count_ptr, slot_keys, slot_cols, CAP, False)
+                m_next, cnt_next = _sparse_bits(x, s, end, f, False)
+                r_next = _reserve_late(count_ptr, cnt_next)
+                _sparse_store(m, cnt, _reserved(r), sp, row_ptr, slot_keys, slot_cols, CAP)
+                m, cnt, r, sp = m_next, cnt_next, r_next, s
                 x = ahead
+        if (full < end) & (full >= start + TILE):  # the partial last tile, unless it was the first
+            m_next, cnt_next = _sparse_bits(_load_tile_at(row_ptr, full, end, TILE, LANES, True), full, end, f, True)
+            r_next = _reserve_late(count_ptr, cnt_next)
+            _sparse_store(m, cnt, _reserved(r), sp, row_ptr, slot_keys, slot_cols, CAP)
+            m, cnt, r, sp = m_next, cnt_next, r_next, full
+        _sparse_store(m, cnt, _reserved(r), sp, row_ptr, slot_keys, slot_cols, CAP)
     else:
-        for s in range(start + TILE, full, TILE):
-            _stage_tile_sparse(_load_tile_at(row_ptr, s, end, TILE, LANES, False), s, end, f, row_ptr, count_ptr,
-                               slot_keys, slot_cols, CAP, False)
-    if (full < end) & (full >= start + TILE):  # the partial last tile, unless it was the first
-        _stage_tile_sparse(_load_tile_at(row_ptr, full, end, TILE, LANES, True), full, end, f, row_ptr, count_ptr,
-                           slot_keys, slot_cols, CAP, True)
+        _stage_tile_sparse(x0, start, end, f, row_ptr, count_ptr, slot_keys, slot_cols, CAP, True)
+        if AHEAD == 1:
+            if full - start >= 2 * TILE:
+                last = full - TILE
+                x = _load_tile_at(row_ptr, start + TILE, end, TILE, LANES, False)
+                for s in range(start + TILE, full, TILE):
+                    ahead = _load_tile_at(row_ptr, tl.minimum(s + TILE, last), end, TILE, LANES, False)
+                    _stage_tile_sparse(x, s, end, f, row_ptr, count_ptr, slot_keys, slot_cols, CAP, False)
+                    x = ahead
+        else:
+            for s in range(start + TILE, full, TILE):
+                _stage_tile_sparse(_load_tile_at(row_ptr, s, end, TILE, LANES, False), s, end, f, row_ptr,
+                                   count_ptr, slot_keys, slot_cols, CAP, False)
+        if (full < end) & (full >= start + TILE):  # the partial last tile, unless it was the first
+            _stage_tile_sparse(_load_tile_at(row_ptr, full, end, TILE, LANES, True), full, end, f, row_ptr,
+                               count_ptr, slot_keys, slot_cols, CAP, True)
 
 
 @triton.jit

@@ -142,7 +142,7 @@ def _gvr_stage_kernel(
         slot_cols = ws_cols_ptr + local.to(tl.int64) * CAP
         if STAGE_SPARSE:
             _stage_share_sparse(x0, row_ptr, start, end, thr, ws_count_ptr + local, slot_keys, slot_cols, CAP, TILE,
-                                LANES, STAGE_SPARSE == 2)
+                                LANES, STAGE_SPARSE - 1)
         else:
             _stage_share_after(x0, row_ptr, start, end, thr, ws_count_ptr + local, slot_keys, slot_cols, CAP, TILE,
                                LANES)

@@ -116,8 +116,8 @@ def family_kwargs(plan: Plan, rows: int, device=None) -> dict:
     # SELECT_PART 1 is the ladder launch's own mode: as the setting it would select no row at all.
     if tuning.STREAM_SELECT_APART not in (0, 2, 3):
         raise ValueError(f"tuning.STREAM_SELECT_APART: expected 0, 2 or 3, got {tuning.STREAM_SELECT_APART!r}")
-    if tuning.STREAM_STAGE_SPARSE not in (0, 1, 2):
-        raise ValueError(f"tuning.STREAM_STAGE_SPARSE: expected 0, 1 or 2, got {tuning.STREAM_STAGE_SPARSE!r}")
+    if tuning.STREAM_STAGE_SPARSE not in (0, 1, 2, 3):
+        raise ValueError(f"tuning.STREAM_STAGE_SPARSE: expected 0, 1, 2 or 3, got {tuning.STREAM_STAGE_SPARSE!r}")
     if tuning.STREAM_ROW_WAIT not in (0, 1):
         raise ValueError(f"tuning.STREAM_ROW_WAIT: expected 0 or 1, got {tuning.STREAM_ROW_WAIT!r}")
     if tuning.STREAM_ACCEPT_LARGE_BIN not in (0, 1):

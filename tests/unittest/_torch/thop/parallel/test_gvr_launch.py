@@ -155,7 +155,7 @@ def test_select_apart_adds_a_ladder_launch(apart, monkeypatch):
 
 
 @pytest.mark.parametrize("name,value", [("STREAM_SELECT_APART", 1), ("STREAM_SELECT_APART", 4),
-                                        ("STREAM_STAGE_SPARSE", 3), ("STREAM_ROW_WAIT", 2),
+                                        ("STREAM_STAGE_SPARSE", 4), ("STREAM_ROW_WAIT", 2),
                                         ("STREAM_ACCEPT_LARGE_BIN", 2)])
 def test_stream_kernel_settings_outside_their_modes_are_refused(name, value, monkeypatch):
     """A streaming setting outside its modes is named in the error (SELECT_PART 1 is the ladder launch's own mode:

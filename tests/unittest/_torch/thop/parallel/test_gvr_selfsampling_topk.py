@@ -779,11 +779,13 @@ def test_split_serves_more_rows_when_they_are_short():
 #: (``tuning.STREAM_SELECT_APART``, ``tuning.STREAM_STAGE_SPARSE``, ``tuning.STREAM_ROW_WAIT``,
 #: ``tuning.STREAM_ACCEPT_LARGE_BIN``) of the streaming family under test: the defaults (n = 20000 rows stage on the
 #: short tile, densely), and each built variant on the long tile (the select in one launch, or as an accept launch on
-#: one or two tiles and a ladder launch; the survivors-only staging, with and without its look-ahead; per-row or
-#: grid-wide waits; a crossing bin past CROSS_CAP refined by the accept launch or passed to the ladder launch, which
-#: the row of ties takes: its threshold's key is shared by ~2,900 scores).
+#: one or two tiles and a ladder launch; the survivors-only staging, with and without its look-ahead, and with its
+#: reservations read a tile late; per-row or grid-wide waits; a crossing bin past CROSS_CAP refined by the accept
+#: launch or passed to the ladder launch, which the row of ties takes: its threshold's key is shared by ~2,900
+#: scores).
 STREAM_VARIANTS = {"default": None, "one_select_launch_dense_grid_wait": (0, 0, 0, 1),
                    "apart_half_tile_sparse": (3, 1, 1, 1), "apart_two_tiles_sparse_ahead": (2, 2, 1, 1),
+                   "apart_two_tiles_sparse_late": (2, 3, 1, 1),
                    "apart_two_tiles_large_bins_to_the_ladder": (2, 2, 1, 0),
                    "apart_half_tile_large_bins_to_the_ladder": (3, 0, 1, 0)}
 

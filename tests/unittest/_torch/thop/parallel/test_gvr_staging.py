@@ -48,7 +48,7 @@ def _stage_row_kernel(row_ptr, thr_ptr, count_ptr, keys_ptr, cols_ptr, span_ptr,
     the admitted key span to ``span_ptr`` when SPAN, counting the keys it stages inside the slot into the NBINS-bin
     histogram at ``hist_ptr`` over the window from the key at ``win_ptr`` (bins of 2**shift keys) when HIST. 3 and
     4: the streaming stage kernel's survivors-only staging (``_stage_share_sparse``, ``tuning.STREAM_STAGE_SPARSE``),
-    without and with its look-ahead."""
+    without and with its look-ahead; 5: with the look-ahead and each tile's reservation read one tile later."""
     part = tl.program_id(0)
     start, end = _share_bounds(n, part, SPLIT, TILE)
     if PATH == 1:
@@ -68,7 +68,7 @@ def _stage_row_kernel(row_ptr, thr_ptr, count_ptr, keys_ptr, cols_ptr, span_ptr,
     elif PATH >= 3:
         x0 = _load_tile(row_ptr, start + _tile_offsets(TILE, LANES), end, True)
         thr = tl.load(thr_ptr).to(tl.uint32, bitcast=True)
-        _stage_share_sparse(x0, row_ptr, start, end, thr, count_ptr, keys_ptr, cols_ptr, CAP, TILE, LANES, PATH == 4)
+        _stage_share_sparse(x0, row_ptr, start, end, thr, count_ptr, keys_ptr, cols_ptr, CAP, TILE, LANES, PATH - 3)
     else:
         thr = tl.load(thr_ptr).to(tl.uint32, bitcast=True)
         _stage_share(row_ptr, start, end, thr, count_ptr, keys_ptr, cols_ptr, CAP, TILE, LANES)
@@ -77,7 +77,8 @@ def _stage_row_kernel(row_ptr, thr_ptr, count_ptr, keys_ptr, cols_ptr, span_ptr,
 #: Staging paths under test: name -> (PATH, SPAN, HIST) of ``_stage_row_kernel``.
 PATHS = {"loop": (0, False, False), "first_tile_preloaded": (1, False, False), "one_ahead": (2, False, False),
          "one_ahead_span": (2, True, False), "one_ahead_hist": (2, False, True),
-         "survivors_only": (3, False, False), "survivors_only_ahead": (4, False, False)}
+         "survivors_only": (3, False, False), "survivors_only_ahead": (4, False, False),
+         "survivors_only_late_reservation": (5, False, False)}
 #: Bits and bins of the histogram path: the split family's cooperative row histogram.
 BIN_BITS = tuning.SPLIT_COOP_BIN_BITS
 NBINS = 1 << BIN_BITS
