@@ -14,6 +14,7 @@ same rows is timed too. An arm is written as ``/``-separated settings:
 * ``c<N>``: ``CAP_BY_K = ((2048, N),)`` (staging capacity for every K),
 * ``f<N>``: ``AIM_MAX_FRACTION = N / 100`` (the aim's cap as a share of the capacity; ``c4096`` needs ``f75``),
 * ``p<N>``: ``STREAM_TARGET_PROGRAMS`` (staging programs per chunk of rows: sets the streaming family's split),
+* ``L<N>``: ``STREAM_MIN_SPLIT`` (fewest staging programs per row of the streaming family; 0 = no floor),
 * ``s<N>``: ``STREAM_WARPS`` (warps of the staging kernel),
 * ``i<N>``: ``STREAM_TILE`` (scores per staging loop iteration),
 * ``q<N>``: ``SPLIT_TARGET_PROGRAMS`` (programs of a split launch, all rows together),
@@ -86,7 +87,7 @@ KNOBS = {"g": "SAMPLE_GROUP", "m": "AIM_MARGIN", "a": "SAMPLE_ABOVE", "x": "SAMP
          "z": "STREAM_STAGE_SPARSE", "A": "STREAM_SELECT_APART", "W": "STREAM_ROW_WAIT",
          "H": "SPLIT_COOP_WINDOW", "M": "SPLIT_COOP_AIM_ABOVE", "S": "SPLIT_COOP_MIN_SPLIT",
          "N": "SELECT_MANY_SHORT_MAXNREG", "V": "SELECT_MANY_SHORT_WARPS", "B": "STREAM_ACCEPT_LARGE_BIN",
-         "P": "STREAM_PDL"}
+         "P": "STREAM_PDL", "L": "STREAM_MIN_SPLIT"}
 #: Settings whose tuning value is not the integer itself.
 _VALUE = {"c": lambda v: ((2048, v),), "f": lambda v: v / 100, "h": bool, "P": bool}
 DEFAULT_ARMS = "g8/m2048,g1/m2048,g1/m1024,g2/m1024"

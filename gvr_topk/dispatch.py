@@ -183,8 +183,8 @@ def plan_for(family: str, b: int, n: int, npad: int, k: int, *, num_sms: Optiona
     if family == "stream":
         cap, aim, sample = _stream_params(n, k)
         chunk = min(b, tuning.STREAM_CHUNK_ROWS)
-        split = min(-(-tuning.STREAM_TARGET_PROGRAMS // chunk), max(n // tuning.STREAM_MIN_CHUNK, 1),
-                    tuning.STREAM_SPLIT_MAX)
+        split = min(max(-(-tuning.STREAM_TARGET_PROGRAMS // chunk), tuning.STREAM_MIN_SPLIT),
+                    max(n // tuning.STREAM_MIN_CHUNK, 1), tuning.STREAM_SPLIT_MAX)
         # A select program fills an SM: a chunk with more rows than SMs runs smaller programs instead, two per SM
         # (four for rows on the short staging tile).
         short = n <= tuning.STREAM_TILE_SHORT_MAX_N

@@ -208,6 +208,12 @@ EXACT_ROW_WARPS = 4
 STREAM_TARGET_PROGRAMS = 2048
 STREAM_MIN_CHUNK = 4096
 STREAM_SPLIT_MAX = 64
+#: Fewest staging programs per row (0: no floor beyond one), still bounded by STREAM_MIN_CHUNK and STREAM_SPLIT_MAX.
+#: At the target of 2048 programs a 512-row chunk gets 4 per row; 6 (``probe_sample.py`` arm ``L6``) raises only
+#: chunks of more than 409 rows. Measured on an H100 (NOTES entry 39, as STREAM_TARGET_PROGRAMS 3072): 512 x 131075
+#: K=2048 180.7 -> 177.3 us, K=512 167.2 -> 163.0, 512 x 65536 132.1 -> 129.6, while more programs at 128-256 rows
+#: cost +1 to +2 us (which this floor leaves alone). 0 until measured on the H200.
+STREAM_MIN_SPLIT = 0
 #: Rows per launch chunk: bounds the workspace (CHUNK x CAP staging slots, 32 MB at CAP 8192) whatever the batch.
 #: 512 (was 256): measured on the H200 (probe_sample.py arm ``r512``, NOTES entry 13) 512 x 16387 K=2048 119.8 ->
 #: 100.0 us, K=512 96.2 -> 81.7, 512 x 131075 K=2048 294.9 -> 273.3, K=512 239.1 -> 227.6; 64 and 256 rows

@@ -114,6 +114,25 @@ def test_stream_tile_both_sides():
     assert route(512, 10 * t, t, 2048).block == tuning.STREAM_TILE_SHORT
 
 
+def test_stream_min_split_both_sides(monkeypatch):
+    # The floor on staging programs per row raises only chunks whose share of STREAM_TARGET_PROGRAMS is below it,
+    # and stays within the bounds by row length and STREAM_SPLIT_MAX.
+    assert tuning.STREAM_MIN_SPLIT <= tuning.STREAM_SPLIT_MAX
+    monkeypatch.setattr(tuning, "STREAM_MIN_SPLIT", 6)
+    assert tuning.STREAM_TARGET_PROGRAMS == 2048  # the row counts below are its sides
+    assert route(512, 131075, 131075, 2048).split == 6  # 4 by the target
+    assert route(410, 131075, 131075, 2048).split == 6  # 5 by the target
+    assert route(409, 131075, 131075, 2048).split == 6  # 6 by the target: the floor changes nothing from here down
+    assert route(341, 131075, 131075, 2048).split == 7
+    assert route(256, 131075, 131075, 2048).split == 8
+    assert route(128, 131075, 131075, 2048).split == 16
+    assert route(512, 16387, 16387, 2048).split == 4  # 16387 // STREAM_MIN_CHUNK bounds it
+    monkeypatch.setattr(tuning, "STREAM_MIN_SPLIT", 100)
+    assert route(512, 1 << 20, 1 << 20, 2048).split == tuning.STREAM_SPLIT_MAX
+    monkeypatch.setattr(tuning, "STREAM_MIN_SPLIT", 0)
+    assert route(512, 131075, 131075, 2048).split == 4
+
+
 def test_split_tile_both_sides():
     # A split program stages through the long tile when its share (whole short tiles) holds one; the ladder's tile
     # stays the short one (launch.split).
