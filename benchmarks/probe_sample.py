@@ -47,7 +47,7 @@ same rows is timed too. An arm is written as ``/``-separated settings:
 * ``H<N>``: ``SPLIT_COOP_WINDOW`` (the split family's cooperative form counts the row histogram while staging,
   over the sample's window: 1 on, 0 off).
 
-The default arms are NOTES entry 8's (``g8/m2048`` was the setting before it, ``g1/m1024`` the one after).
+``defaults`` (or an empty arm: ``--arms ,z3``) is today's tuning. The default arms are NOTES entry 8's (``g8/m2048`` was the setting before it, ``g1/m1024`` the one after).
 Prints a table last and writes ``probe_sample.json`` to ``--out`` after every cell (a run cut short keeps its cells).
 ``--data KIND`` times the benchmark's adversarial rows of that kind instead of its decode rows (for the tie rung:
 ``--data equal --arms h0,h1 --cells 8x131075x2048``).
@@ -91,12 +91,17 @@ KNOBS = {"g": "SAMPLE_GROUP", "m": "AIM_MARGIN", "a": "SAMPLE_ABOVE", "x": "SAMP
 #: Settings whose tuning value is not the integer itself.
 _VALUE = {"c": lambda v: ((2048, v),), "f": lambda v: v / 100, "h": bool, "P": bool}
 DEFAULT_ARMS = "g8/m2048,g1/m2048,g1/m1024,g2/m1024"
+#: The arm that changes nothing (an empty arm in ``--arms`` is this one).
+DEFAULTS_ARM = "defaults"
 DEFAULT_CELLS = ",".join(f"{rows}x{n}x{k}" for n in (16387, 131075, 262143) for rows in (1, 8, 64, 512)
                          for k in (512, 2048) if not (n == 262143 and rows in (8, 512)))
 
 
 def parse_arm(spec: str) -> dict:
-    """``"g1/m1024/c4096"`` -> ``{"SAMPLE_GROUP": 1, "AIM_MARGIN": 1024, "CAP_BY_K": ((2048, 4096),)}``."""
+    """``"g1/m1024/c4096"`` -> ``{"SAMPLE_GROUP": 1, "AIM_MARGIN": 1024, "CAP_BY_K": ((2048, 4096),)}``;
+    ``"defaults"`` (or an empty arm, as in ``--arms ,z3``) -> ``{}``, today's tuning."""
+    if spec in ("", DEFAULTS_ARM):
+        return {}
     out = {}
     for part in spec.split("/"):
         if not part or part[0] not in KNOBS or not part[1:].isdigit():
@@ -170,7 +175,7 @@ def main() -> int:
     ap.add_argument("--data", default="decode", choices=("decode",) + ADVERSARIAL_KINDS,
                     help="the benchmark's decode rows (default) or one of its adversarial kinds, e.g. equal")
     args = ap.parse_args()
-    arms = {spec: parse_arm(spec) for spec in args.arms.split(",")}
+    arms = {(spec or DEFAULTS_ARM): parse_arm(spec) for spec in args.arms.split(",")}
     cells = [tuple(int(v) for v in c.split("x")) for c in args.cells.split(",")]
     precompile(list(arms), cells, args.jobs)
     dev = torch.device("cuda")

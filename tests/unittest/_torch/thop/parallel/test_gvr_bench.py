@@ -572,6 +572,8 @@ def test_probe_arm_settings_name_real_tuning_values():
                        SPLIT_SHORT_MAX_N=32768, STREAM_CHUNK_ROWS=512,
                        STREAM_MIN_CHUNK=2048, THRESHOLD_WARPS=8)
     assert all(type(v) is type(getattr(tuning, name)) for name, v in arm.items())
+    assert probe_sample.parse_arm("defaults") == {} and probe_sample.parse_arm("") == {}
+    assert probe_sample.parse_arm("L6/z3") == dict(STREAM_MIN_SPLIT=6, STREAM_STAGE_SPARSE=3)
     for bad in ("Z4", "w", "g1//m2", "wx"):
         with pytest.raises(SystemExit, match="expected one of"):
             probe_sample.parse_arm(bad)
