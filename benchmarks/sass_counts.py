@@ -1,9 +1,9 @@
 """Developer probe, no GPU: sm_90 instruction counts of the streaming and split kernels (NOTES entry 14).
 
     python benchmarks/sass_counts.py [NAME ...] [CONSTEXPR=VALUE ...]
-        (default: every kernel; names: stage stage_dense stage_sparse stage_late split split_long select select_many
-        select_accept2 select_accept3 select_accept2_short
-        select_accept2_short_small_bins select_ladder select_looped threshold coop coop_window;
+        (default: every kernel; names: stage stage_dense stage_sparse stage_late split split_long split_balance
+        select select_many select_accept2 select_accept3 select_accept2_short
+        select_accept2_short_small_bins select_ladder select_looped threshold coop coop_window coop_balance;
         CONSTEXPR=VALUE replaces one of ``gvr_topk.kernels._common``'s module constexprs, e.g. SAMPLE_LEVELS=1,
         for this compile: the tuning values compiled into the kernels at import, which no launch argument sets)
 
@@ -39,7 +39,10 @@ BASE = dict(K=2048, KB=2048, CAP=8192, SAMPLE=2048, SAMPLE_GROUP=tuning.SAMPLE_G
             ACCEPT_LARGE_BIN=tuning.STREAM_ACCEPT_LARGE_BIN)
 _COOP = dict(TILE=tuning.SPLIT_TILE, SPLIT=65, LANES=stage_lanes(tuning.SPLIT_TILE, tuning.SPLIT_WARPS), SLICE=256,
              COOP_WORDS=coop_words(), PHASE=0, REFINE_TILE=tuning.SPLIT_TILE,
-             RANK_MAX=tuning.SPLIT_COOP_RANK_MAX)
+             RANK_MAX=tuning.SPLIT_COOP_RANK_MAX, BALANCE=0, ROWS_BLOCK=1)
+#: The split kernels with the staging shared out by row length (``tuning.SPLIT_BALANCE``; varlen launches only), at
+#: the benchmark's varlen batch of 16 rows (8 programs per row).
+_BALANCED = dict(VARLEN=True, BALANCE=1, ROWS_BLOCK=16, SPLIT=8)
 #: (name, kernel, extra constexprs, warps, maxnreg)
 _STAGE = dict(TILE=tuning.STREAM_TILE, LANES=stage_lanes(tuning.STREAM_TILE, tuning.STREAM_WARPS))
 KERNELS = [
@@ -56,12 +59,16 @@ KERNELS = [
      tuning.STREAM_STAGE_MAXNREG),
     ("split", split._gvr_split_kernel,
      dict(TILE=tuning.SPLIT_TILE, SPLIT=16, LANES=stage_lanes(tuning.SPLIT_TILE, tuning.SPLIT_WARPS),
-          REFINE_TILE=tuning.SPLIT_TILE),
+          REFINE_TILE=tuning.SPLIT_TILE, BALANCE=0, ROWS_BLOCK=1),
      tuning.SPLIT_WARPS, 0),
     # Shares of two or more short tiles stage through the long tile (``dispatch``; 8 x 131075: 16 programs).
     ("split_long", split._gvr_split_kernel,
      dict(TILE=tuning.SPLIT_TILE_LONG, SPLIT=16, LANES=stage_lanes(tuning.SPLIT_TILE_LONG, tuning.SPLIT_WARPS),
-          REFINE_TILE=tuning.SPLIT_TILE),
+          REFINE_TILE=tuning.SPLIT_TILE, BALANCE=0, ROWS_BLOCK=1),
+     tuning.SPLIT_WARPS, 0),
+    ("split_balance", split._gvr_split_kernel,
+     dict(TILE=tuning.SPLIT_TILE_LONG, LANES=stage_lanes(tuning.SPLIT_TILE_LONG, tuning.SPLIT_WARPS),
+          REFINE_TILE=tuning.SPLIT_TILE, **_BALANCED),
      tuning.SPLIT_WARPS, 0),
     ("select", stream._gvr_select_kernel,
      dict(REFINE_TILE=tuning.REFINE_TILE, REFINE_LANES=stage_lanes(tuning.REFINE_TILE, tuning.SELECT_WARPS),
@@ -95,6 +102,9 @@ KERNELS = [
     # (``tuning.SPLIT_COOP_WINDOW``, the default).
     ("coop", split._gvr_split_coop_kernel, dict(_COOP, WINDOW=0), tuning.SPLIT_WARPS, 0),
     ("coop_window", split._gvr_split_coop_kernel, dict(_COOP, WINDOW=1), tuning.SPLIT_WARPS, 0),
+    ("coop_balance", split._gvr_split_coop_kernel,
+     dict(_COOP, WINDOW=1, TILE=tuning.SPLIT_TILE_LONG, LANES=stage_lanes(tuning.SPLIT_TILE_LONG, tuning.SPLIT_WARPS),
+          SLICE=1024, **_BALANCED), tuning.SPLIT_WARPS, 0),
 ]
 WATCH = ("SHFL", "LDS", "STS", "BAR", "P2R", "LDG", "STG", "ATOMG", "LDL", "STL", "LDGSTS", "SYNCS")
 _INSN = re.compile(r"\s+/\*[0-9a-f]+\*/\s*(.*?)\s*;")

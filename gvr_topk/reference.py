@@ -102,6 +102,31 @@ def retry_rank(rank: int, count: int, aim: int, sample: int) -> int:
     return min(max((rank * aim + count - 1) // max(count, 1), rank + 1), sample)
 
 
+def balanced_shares(lengths, k: int, tile: int, programs: int) -> list:
+    """Staging programs per row of a split-family launch whose staging is shared out by row length
+    (``tuning.SPLIT_BALANCE``; the host mirror of the kernels' ``_balanced_shares``).
+
+    Parameters
+    ----------
+    lengths : sequence of int
+        Valid length of every row of the launch (``row_lengths``).
+    k, tile, programs : int
+        K, the staging tile (``plan.block``) and the launch's programs (``plan.split * rows``; at least the number
+        of rows).
+
+    Returns
+    -------
+    list of int
+        Per row: 0 for a short row (n <= K), else ``1 + (programs - long rows) * tiles // all tiles`` capped at the
+        row's tiles (``ceil(n / tile)``). The sum is at most ``programs``; rows of one length get
+        ``programs // rows`` each (capped at their tiles).
+    """
+    tiles = [-(-int(n) // tile) if n > k else 0 for n in lengths]
+    longs = sum(t > 0 for t in tiles)
+    total = max(sum(tiles), 1)
+    return [min(1 + (programs - longs) * t // total, t) if t else 0 for t in tiles]
+
+
 def digit_shift(span: int, bits: int = 8) -> int:
     """The radix shift the kernels use for a key window of width ``span`` (the host mirror of ``_digit_shift``):
     the float32 exponent of ``span`` minus ``bits - 1``, at least 0, so that ``span >> shift < 2**bits``.

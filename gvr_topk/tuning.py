@@ -269,6 +269,14 @@ SPLIT_TILE_LONG = 4096
 #: (arm ``l8``, entry 12): 1 x 131075 K=512 30.1 -> 26.0 us, K=2048 34.4 -> 33.3, 8 x 131075 39.8 -> 33.4 and
 #: 43.4 -> 40.1, 32 x 131075 K=2048 80.8 -> 67.6.
 SPLIT_WARPS = 8
+#: 1: a varlen launch shares its staging out by row length instead of SPLIT programs per row: of the grid's
+#: SPLIT x rows programs each long row gets 1 + (programs - long rows) x its tiles / all tiles (at most its tiles),
+#: so a batch of rows of equal length keeps SPLIT per row and a batch of mixed lengths gives its longest rows more
+#: (``kernels/_common._balanced_shares``, host mirror ``reference.balanced_shares``). The split family's time is
+#: set by its longest row's share: the benchmark's varlen batch of 4 requests x next_n 4 (16 rows of up to 131072
+#: columns, 46,541 on average) streams 16,384 scores per program of its longest rows at 8 per row, 8,192 with
+#: the shares (21 programs for each of those rows). 0 (SPLIT per row) until measured on the H200.
+SPLIT_BALANCE = 0
 #: The split family's cooperative form (``kernels/split.py``): "fused" (one cooperative launch whose programs meet
 #: at spin barriers and share the selection; Triton's interpreter runs it as two or three launches), "phased"
 #: (those launches on the GPU too), "off" (the last program of a row selects alone). ``dispatch`` uses it for rows

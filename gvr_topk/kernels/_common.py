@@ -106,6 +106,59 @@ def _row_length(row, kv_lens_ptr, n_uniform, next_n, cr_shift, n_bound, VARLEN: 
 
 
 @triton.jit
+def _row_lengths(rows, ROWS_BLOCK: tl.constexpr, kv_lens_ptr, next_n, cr_shift, n_bound):
+    """``_row_length`` of rows 0 .. rows - 1 of a varlen launch at once, on ROWS_BLOCK >= rows lanes (0 past
+    ``rows``, whose ``kv_lens`` entries are not read)."""
+    r = tl.arange(0, ROWS_BLOCK)
+    live = r < rows
+    kv = tl.load(kv_lens_ptr + r // next_n, mask=live, other=0)
+    n = tl.minimum(tl.maximum((kv - next_n + r % next_n + 1) >> cr_shift, 0), n_bound)
+    return tl.where(live, n, 0)
+
+
+@triton.jit
+def _balanced_shares(q, row, rows, ROWS_BLOCK: tl.constexpr, kv_lens_ptr, next_n, cr_shift, n_bound,
+                     K: tl.constexpr, TILE: tl.constexpr, PROGRAMS):
+    """The split family's staging shared out by row length (``tuning.SPLIT_BALANCE``): of a launch's PROGRAMS
+    programs, each long row (n > K) of the ``rows`` gets 1 + (PROGRAMS - longs) * tiles / all_tiles (rounded down,
+    at most its tiles), so the programs sum to at most PROGRAMS and a row of equal rows gets PROGRAMS / rows;
+    program ``q`` stages part ``part`` of ``split`` of row ``srow``, in row order. Every program computes the same
+    shares from ``kv_lens``, so the staging programs of a row and the programs that wait for them agree on how many
+    there are. Returns (srow, part, split) for program q (split 0: q stages nothing) and the programs that stage
+    ``row``."""
+    n = _row_lengths(rows, ROWS_BLOCK, kv_lens_ptr, next_n, cr_shift, n_bound)
+    tiles = tl.where(n > K, (n + TILE - 1) // TILE, 0)
+    longs = tl.sum((tiles > 0).to(tl.int32), 0)
+    spare = PROGRAMS - longs
+    shares = tl.where(tiles > 0, tl.minimum(1 + spare * tiles // tl.maximum(tl.sum(tiles, 0), 1), tiles), 0)
+    end = tl.cumsum(shares, 0)
+    lane = tl.arange(0, ROWS_BLOCK)
+    # Rows whose programs all come before q (rows without any count too): q's row is the next one.
+    srow = tl.sum((end <= q).to(tl.int32), 0)
+    split = tl.sum(tl.where(lane == srow, shares, 0), 0)
+    part = q - tl.sum(tl.where(lane == srow, end - shares, 0), 0)
+    return srow, part, split, tl.sum(tl.where(lane == row, shares, 0), 0)
+
+
+@triton.jit
+def _row_publish(flag_ptr):
+    """Count this program's part of a row as done at ``flag_ptr``. The block barrier orders every thread's earlier
+    writes before the release."""
+    tl.debug_barrier()
+    tl.atomic_add(flag_ptr, 1, sem="release")
+
+
+@triton.jit
+def _row_wait(flag_ptr, target):
+    """Wait until ``target`` parts of a row are done at ``flag_ptr`` (``_row_publish``); their writes are then
+    visible to every thread after the closing block barrier. Every program waited for must be resident or done."""
+    seen = tl.atomic_add(flag_ptr, 0, sem="acquire")
+    while seen < target:
+        seen = tl.atomic_add(flag_ptr, 0, sem="acquire")
+    tl.debug_barrier()
+
+
+@triton.jit
 def _emit_short(out_ptr, val_ptr, row_ptr, n, K: tl.constexpr, KB: tl.constexpr, HAS_VALUES: tl.constexpr):
     """Rows with n <= K: slots 0..n-1 get their own column, the rest PAD (-1 / PAD_VALUE)."""
     slot = tl.arange(0, KB)

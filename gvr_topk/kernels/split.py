@@ -37,11 +37,20 @@ A staging that overflows the slot on a row of ties goes to the tie rung, shared 
 (``_coop_tie_rung``: each restages its share above the tied key and counts its ties; after a second row barrier
 each writes its part of the output); the finisher alone used to stream the row twice there (NOTES entry 26).
 
+With BALANCE (``tuning.SPLIT_BALANCE``, varlen launches only) the staging is shared out by row length instead of
+SPLIT programs per row (``_common._balanced_shares``): the launch's time is its longest row's share, and a batch
+of mixed lengths otherwise leaves the programs of its short rows idle while those of its long rows stream several
+tiles each. Every program reads the launch's row lengths and computes the same shares, since the host has no
+lengths (they live on the device, and a CUDA graph replays with new ones). A program stages a share of the row the
+shares give it and, in the cooperative form, selects as its grid position (part, row): the row barrier first counts
+the row's staging programs, whichever they are, and the row's threshold reaches its selecting programs through the
+scratch.
+
 Row scratch of the cooperative form (int32 words of ``ws_coop_ptr``, zero at rest, reset by the last program):
 0 barrier arrivals, 1 complement of the smallest admitted key (with WINDOW: the window's low key), 2 largest
 admitted key (with WINDOW: the window's high key), 3 finished programs, 4-5 one int64 counting emitted certain
 winners (low half) and compacted crossing-bin candidates (high half), 6 the threshold (bits; separate launches
-only), 7 the tie rung's count of scores above the tied key, 8.. the COOP_BINS-bin histogram (bin 0 left at zero:
+and BALANCE only), 7 the tie rung's count of scores above the tied key, 8.. the COOP_BINS-bin histogram (bin 0 left at zero:
 the row's count gives it), then CROSS_CAP
 compacted scores (float32 bits; the tie rung's per-program tie counts) and CROSS_CAP columns (these two need no
 reset).
@@ -53,6 +62,7 @@ import triton.language as tl
 from ._common import COOP_BINS
 from ._common import COOP_BITS
 from ._common import CROSS_CAP
+from ._common import _balanced_shares
 from ._common import _crossing_bin_counted
 from ._common import _digit_shift
 from ._common import _emit_column_order
@@ -64,8 +74,10 @@ from ._common import _rank_select
 from ._common import _refine_row
 from ._common import _restage_share_ties
 from ._common import _row_length
+from ._common import _row_publish
 from ._common import _row_threshold
 from ._common import _row_threshold_window
+from ._common import _row_wait
 from ._common import _select_tile
 from ._common import _share_bounds
 from ._common import _stage_share_prefetched
@@ -93,37 +105,66 @@ def _gvr_split_kernel(
     SAMPLE_GROUP: tl.constexpr, MIN_TILE: tl.constexpr, SPLIT: tl.constexpr,
     HINT_FREE: tl.constexpr,
     VARLEN: tl.constexpr, HAS_VALUES: tl.constexpr, LANES: tl.constexpr, TIE_RUNG: tl.constexpr,
-    REFINE_TILE: tl.constexpr,
+    REFINE_TILE: tl.constexpr, BALANCE: tl.constexpr, ROWS_BLOCK: tl.constexpr,
 ):
     """Grid (SPLIT, rows). TILE: scores per staging loop iteration; REFINE_TILE: the retry ladder's tile (both
-    LANES wide)."""
+    LANES wide). BALANCE (``tuning.SPLIT_BALANCE``, varlen launches only): the rows' staging shared out by row
+    length over the grid's programs (``_balanced_shares``) instead of SPLIT programs per row; ROWS_BLOCK >= rows."""
     part = tl.program_id(0)
     row = tl.program_id(1)
     n, row_ptr, out_ptr, val_ptr = _split_row(row, indices_ptr, values_ptr, logits_ptr, kv_lens_ptr, n_bound,
                                               row_stride, out_stride, val_stride, n_uniform, next_n, cr_shift, VARLEN)
-    if n <= K:
+    if BALANCE and VARLEN:
+        # Short rows are this grid position's own; the staging goes by the shares, and the last program to stage a
+        # row finishes it.
+        if (n <= K) & (part == 0):
+            _emit_short(out_ptr, val_ptr, row_ptr, n, K, KB, HAS_VALUES)
+        srow, spart, ssplit, _mine = _balanced_shares(row * SPLIT + part, row, tl.num_programs(1), ROWS_BLOCK,
+                                                      kv_lens_ptr, next_n, cr_shift, n_bound, K, TILE,
+                                                      SPLIT * tl.num_programs(1))
+        if ssplit > 0:
+            s_n, s_row_ptr, s_out_ptr, s_val_ptr = _split_row(srow, indices_ptr, values_ptr, logits_ptr, kv_lens_ptr,
+                                                              n_bound, row_stride, out_stride, val_stride, n_uniform,
+                                                              next_n, cr_shift, VARLEN)
+            _split_share(s_out_ptr, s_val_ptr, s_row_ptr, pre_idx_ptr, ws_count_ptr, ws_keys_ptr, ws_cols_ptr, srow,
+                         spart, ssplit, s_n, next_n, pre_stride, aim, K, KB, TILE, CAP, SAMPLE, SAMPLE_GROUP,
+                         MIN_TILE, HINT_FREE, HAS_VALUES, LANES, TIE_RUNG, REFINE_TILE)
+    elif n <= K:
         if part == 0:
             _emit_short(out_ptr, val_ptr, row_ptr, n, K, KB, HAS_VALUES)
     else:
-        start, end = _share_bounds(n, part, SPLIT, TILE)  # this program's share of the row
-        x0 = _load_tile(row_ptr, start + _tile_offsets(TILE, LANES), end, True)  # in flight during the threshold
-        thr = _row_threshold(row_ptr, n, aim, CAP, SAMPLE, SAMPLE_GROUP)
-        count_ptr = ws_count_ptr + row.to(tl.int64) * 2
-        arrive_ptr = count_ptr + 1
-        slot_keys = ws_keys_ptr + row.to(tl.int64) * CAP
-        slot_cols = ws_cols_ptr + row.to(tl.int64) * CAP
-        # ---- this program's share of the row ----
-        _stage_share_prefetched(x0, row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP, TILE, LANES,
-                                False, count_ptr, 0, 0, False, 1)
-        # ---- hand-off: the last program to arrive finishes the row ----
-        tl.debug_barrier()
-        arrived = tl.atomic_add(arrive_ptr, 1, sem="acq_rel")
-        if arrived == SPLIT - 1:
-            count = tl.atomic_xchg(count_ptr, 0, sem="acq_rel")
-            tl.atomic_xchg(arrive_ptr, 0, sem="relaxed")
-            _refine_row(out_ptr, val_ptr, row_ptr, pre_idx_ptr + (row // next_n).to(tl.int64) * pre_stride, n,
-                        count, thr, aim, slot_keys, slot_cols, K, KB, REFINE_TILE, CAP, SAMPLE, SAMPLE_GROUP,
-                        MIN_TILE, HINT_FREE, HAS_VALUES, LANES, TIE_RUNG, 0)
+        _split_share(out_ptr, val_ptr, row_ptr, pre_idx_ptr, ws_count_ptr, ws_keys_ptr, ws_cols_ptr, row, part,
+                     SPLIT, n, next_n, pre_stride, aim, K, KB, TILE, CAP, SAMPLE, SAMPLE_GROUP, MIN_TILE, HINT_FREE,
+                     HAS_VALUES, LANES, TIE_RUNG, REFINE_TILE)
+
+
+@triton.jit
+def _split_share(out_ptr, val_ptr, row_ptr, pre_idx_ptr, ws_count_ptr, ws_keys_ptr, ws_cols_ptr, row, part, split,
+                 n, next_n, pre_stride, aim, K: tl.constexpr, KB: tl.constexpr, TILE: tl.constexpr,
+                 CAP: tl.constexpr, SAMPLE: tl.constexpr, SAMPLE_GROUP: tl.constexpr, MIN_TILE: tl.constexpr,
+                 HINT_FREE: tl.constexpr, HAS_VALUES: tl.constexpr, LANES: tl.constexpr, TIE_RUNG: tl.constexpr,
+                 REFINE_TILE: tl.constexpr):
+    """The plain split kernel's work on a long row (n > K) as program ``part`` of the row's ``split``: stage this
+    program's share of the row; the last of the row's programs to arrive selects."""
+    start, end = _share_bounds(n, part, split, TILE)  # this program's share of the row
+    x0 = _load_tile(row_ptr, start + _tile_offsets(TILE, LANES), end, True)  # in flight during the threshold
+    thr = _row_threshold(row_ptr, n, aim, CAP, SAMPLE, SAMPLE_GROUP)
+    count_ptr = ws_count_ptr + row.to(tl.int64) * 2
+    arrive_ptr = count_ptr + 1
+    slot_keys = ws_keys_ptr + row.to(tl.int64) * CAP
+    slot_cols = ws_cols_ptr + row.to(tl.int64) * CAP
+    # ---- this program's share of the row ----
+    _stage_share_prefetched(x0, row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP, TILE, LANES,
+                            False, count_ptr, 0, 0, False, 1)
+    # ---- hand-off: the last program to arrive finishes the row ----
+    tl.debug_barrier()
+    arrived = tl.atomic_add(arrive_ptr, 1, sem="acq_rel")
+    if arrived == split - 1:
+        count = tl.atomic_xchg(count_ptr, 0, sem="acq_rel")
+        tl.atomic_xchg(arrive_ptr, 0, sem="relaxed")
+        _refine_row(out_ptr, val_ptr, row_ptr, pre_idx_ptr + (row // next_n).to(tl.int64) * pre_stride, n,
+                    count, thr, aim, slot_keys, slot_cols, K, KB, REFINE_TILE, CAP, SAMPLE, SAMPLE_GROUP,
+                    MIN_TILE, HINT_FREE, HAS_VALUES, LANES, TIE_RUNG, 0)
 
 
 #: Word offsets in a row's cooperative scratch (see the module docstring).
@@ -212,7 +253,7 @@ def _select_crossing(out_ptr, val_ptr, x_keys, x_cols, in_b, need, base, M: tl.c
 
 
 @triton.jit
-def _coop_tie_rung(out_ptr, val_ptr, row_ptr, n, part, thr, coop, slot_keys, slot_cols, K: tl.constexpr,
+def _coop_tie_rung(out_ptr, val_ptr, row_ptr, n, part, thr, coop, slot_keys, slot_cols, stagers, K: tl.constexpr,
                    TILE: tl.constexpr, CAP: tl.constexpr, SPLIT: tl.constexpr, LANES: tl.constexpr,
                    SLICE: tl.constexpr, HAS_VALUES: tl.constexpr, PHASE: tl.constexpr):
     """The tie rung (``_common._refine_row``) shared by a row's programs, for a staging against order key ``thr``
@@ -228,7 +269,8 @@ def _coop_tie_rung(out_ptr, val_ptr, row_ptr, n, part, thr, coop, slot_keys, slo
     +0.0's key is served too (its staging also admitted -0.0, which is no tie of +0.0), where the single-program
     rung needs ``_exact_key_set(thr)``. Otherwise (K or more scores above ``thr``) the row is left to the finisher.
     Returns (how many scores lie above ``thr``, 1 when the row's output is complete), the same on every program of
-    the row. PHASE as in the kernel: 2 restages, 3 emits, 0 both around a barrier."""
+    the row. PHASE as in the kernel: 2 restages, 3 emits, 0 both around a barrier (the row barrier's second round:
+    ``stagers`` arrivals from the staging, then one from each of the row's SPLIT programs here)."""
     tl.static_assert(SPLIT <= CROSS_CAP, "the per-program tie counts use the crossing bin's CROSS_CAP key words")
     start, end = _share_bounds(n, part, SPLIT, TILE)
     tie_counts = coop + _C_HIST + COOP_BINS
@@ -236,7 +278,7 @@ def _coop_tie_rung(out_ptr, val_ptr, row_ptr, n, part, thr, coop, slot_keys, slo
         mine = _restage_share_ties(row_ptr, start, end, thr, coop + _C_HIGHER, slot_keys, slot_cols, CAP, TILE, LANES)
         tl.store(tie_counts + part, mine)
     if PHASE == 0:
-        _row_barrier(coop + _C_BAR, 2 * SPLIT)
+        _row_barrier(coop + _C_BAR, stagers + SPLIT)
     higher = tl.zeros([], tl.int32)
     done = tl.zeros([], tl.int32)
     if PHASE != 2:
@@ -256,6 +298,43 @@ def _coop_tie_rung(out_ptr, val_ptr, row_ptr, n, part, thr, coop, slot_keys, slo
 
 
 @triton.jit
+def _coop_stage(row_ptr, n, row, part, split, ws_count_ptr, ws_keys_ptr, ws_cols_ptr, ws_coop_ptr, aim,
+                TILE: tl.constexpr, CAP: tl.constexpr, SAMPLE: tl.constexpr, SAMPLE_GROUP: tl.constexpr,
+                LANES: tl.constexpr, COOP_WORDS: tl.constexpr, WINDOW: tl.constexpr, KEEP_THR: tl.constexpr):
+    """The cooperative form's staging of a long row (n > K) as program ``part`` of the row's ``split``: its share
+    staged into the row's slot, and the row's key window into the row's scratch (with WINDOW the sample's, stored by
+    part 0, and the row histogram counted while staging; else the admitted scores' span, by atomics). KEEP_THR:
+    part 0 also stores the threshold for the programs that select the row. Returns the threshold."""
+    count_ptr = ws_count_ptr + row.to(tl.int64) * 2
+    slot_keys = ws_keys_ptr + row.to(tl.int64) * CAP
+    slot_cols = ws_cols_ptr + row.to(tl.int64) * CAP
+    coop = ws_coop_ptr + row.to(tl.int64) * COOP_WORDS
+    ucoop = coop.to(tl.pointer_type(tl.uint32))
+    hist_ptr = coop + _C_HIST
+    start, end = _share_bounds(n, part, split, TILE)
+    x0 = _load_tile(row_ptr, start + _tile_offsets(TILE, LANES), end, True)
+    if WINDOW:
+        # The window is the sample's, the same on every program, so the row's histogram is counted while staging
+        # and one barrier fewer is needed.
+        thr, lo, hi = _row_threshold_window(row_ptr, n, aim, CAP, SAMPLE, SAMPLE_GROUP)
+        _stage_share_prefetched(x0, row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP, TILE, LANES,
+                                False, hist_ptr, lo, _digit_shift(hi - lo, COOP_BITS), True, COOP_BINS)
+        if part == 0:
+            tl.store(ucoop + _C_LO, lo)
+            tl.store(ucoop + _C_HI, hi)
+    else:
+        thr = _row_threshold(row_ptr, n, aim, CAP, SAMPLE, SAMPLE_GROUP)
+        lo, hi = _stage_share_prefetched(x0, row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP, TILE,
+                                         LANES, True, hist_ptr, 0, 0, False, COOP_BINS)
+        tl.atomic_max(ucoop + _C_LO, 0xFFFFFFFF - lo, sem="relaxed")
+        tl.atomic_max(ucoop + _C_HI, hi, sem="relaxed")
+    if KEEP_THR:
+        if part == 0:
+            tl.store(ucoop + _C_THR, thr)
+    return thr
+
+
+@triton.jit
 def _gvr_split_coop_kernel(
     indices_ptr, values_ptr,  # outputs
     logits_ptr, pre_idx_ptr, kv_lens_ptr,  # inputs
@@ -268,7 +347,7 @@ def _gvr_split_coop_kernel(
     HINT_FREE: tl.constexpr,
     VARLEN: tl.constexpr, HAS_VALUES: tl.constexpr, LANES: tl.constexpr, TIE_RUNG: tl.constexpr,
     REFINE_TILE: tl.constexpr, SLICE: tl.constexpr, COOP_WORDS: tl.constexpr, WINDOW: tl.constexpr,
-    RANK_MAX: tl.constexpr, PHASE: tl.constexpr,
+    RANK_MAX: tl.constexpr, PHASE: tl.constexpr, BALANCE: tl.constexpr, ROWS_BLOCK: tl.constexpr,
 ):
     """The split family with a shared selection: grid (SPLIT, rows), every program resident (cooperative launch).
 
@@ -276,11 +355,28 @@ def _gvr_split_coop_kernel(
     (stage; slice histograms without WINDOW, the tie rung's restaging; emission and finish), for Triton's
     interpreter. SLICE: lanes of a program's slice of the candidates, a power of two >= CAP / SPLIT and >= the
     program's threads. RANK_MAX: the largest crossing bin the finisher ranks all-pairs (0: never;
-    ``tuning.SPLIT_COOP_RANK_MAX``). TILE, REFINE_TILE: as in the split kernel."""
+    ``tuning.SPLIT_COOP_RANK_MAX``). TILE, REFINE_TILE, BALANCE, ROWS_BLOCK: as in the split kernel. With BALANCE a
+    program stages by the shares (``_balanced_shares``: a row of another grid position, perhaps) and selects as
+    position (part, row) of the grid: the row barrier then counts the row's staging programs, whoever they are."""
     part = tl.program_id(0)
     row = tl.program_id(1)
     n, row_ptr, out_ptr, val_ptr = _split_row(row, indices_ptr, values_ptr, logits_ptr, kv_lens_ptr, n_bound,
                                               row_stride, out_stride, val_stride, n_uniform, next_n, cr_shift, VARLEN)
+    BAL: tl.constexpr = BALANCE and VARLEN
+    stagers = SPLIT  # programs that stage this grid position's row (the row barrier's first target)
+    if BAL:
+        srow, spart, ssplit, stagers = _balanced_shares(row * SPLIT + part, row, tl.num_programs(1), ROWS_BLOCK,
+                                                        kv_lens_ptr, next_n, cr_shift, n_bound, K, TILE,
+                                                        SPLIT * tl.num_programs(1))
+        if PHASE <= 1:
+            if ssplit > 0:
+                s_n, s_row_ptr, _o, _v = _split_row(srow, indices_ptr, values_ptr, logits_ptr, kv_lens_ptr, n_bound,
+                                                    row_stride, out_stride, val_stride, n_uniform, next_n, cr_shift,
+                                                    VARLEN)
+                _coop_stage(s_row_ptr, s_n, srow, spart, ssplit, ws_count_ptr, ws_keys_ptr, ws_cols_ptr, ws_coop_ptr,
+                            aim, TILE, CAP, SAMPLE, SAMPLE_GROUP, LANES, COOP_WORDS, WINDOW, True)
+                if PHASE == 0:
+                    _row_publish(ws_coop_ptr + srow.to(tl.int64) * COOP_WORDS + _C_BAR)
     if n <= K:
         # The same for every program of the row: none of them meets the others.
         if PHASE <= 1:
@@ -297,36 +393,20 @@ def _gvr_split_coop_kernel(
         x_cols = coop + _C_HIST + COOP_BINS + CROSS_CAP
         bins = tl.arange(0, COOP_BINS)
         # ---- stage this program's share; the row's key window ----
-        if PHASE <= 1:
-            start, end = _share_bounds(n, part, SPLIT, TILE)
-            x0 = _load_tile(row_ptr, start + _tile_offsets(TILE, LANES), end, True)
-            if WINDOW:
-                # The window is the sample's, the same on every program, so the row's histogram is counted while
-                # staging and one barrier fewer is needed.
-                thr, lo, hi = _row_threshold_window(row_ptr, n, aim, CAP, SAMPLE, SAMPLE_GROUP)
-                _stage_share_prefetched(x0, row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP, TILE,
-                                        LANES, False, hist_ptr, lo, _digit_shift(hi - lo, COOP_BITS), True,
-                                        COOP_BINS)
-                if part == 0:
-                    tl.store(ucoop + _C_LO, lo)
-                    tl.store(ucoop + _C_HI, hi)
-            else:
-                thr = _row_threshold(row_ptr, n, aim, CAP, SAMPLE, SAMPLE_GROUP)
-                lo, hi = _stage_share_prefetched(x0, row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP,
-                                                 TILE, LANES, True, hist_ptr, 0, 0, False, COOP_BINS)
-                tl.atomic_max(ucoop + _C_LO, 0xFFFFFFFF - lo, sem="relaxed")
-                tl.atomic_max(ucoop + _C_HI, hi, sem="relaxed")
-            if PHASE == 1:
-                if part == 0:
-                    # The later launches' threshold; the single launch keeps it in registers.
-                    tl.store(ucoop + _C_THR, thr)
+        if (PHASE <= 1) and (not BAL):
+            # The later launches' threshold is stored; the single launch keeps it in registers.
+            thr = _coop_stage(row_ptr, n, row, part, SPLIT, ws_count_ptr, ws_keys_ptr, ws_cols_ptr, ws_coop_ptr,
+                              aim, TILE, CAP, SAMPLE, SAMPLE_GROUP, LANES, COOP_WORDS, WINDOW, PHASE == 1)
         if PHASE == 0:
-            _row_barrier(coop + _C_BAR, SPLIT)
+            if BAL:
+                _row_wait(coop + _C_BAR, stagers)  # this program staged (and published) above
+            else:
+                _row_barrier(coop + _C_BAR, SPLIT)
         if PHASE != 1:
             # Loaded together: none depends on another.
             count = tl.load(count_ptr, cache_modifier=".cg")
-            if PHASE != 0:
-                thr = tl.load(ucoop + _C_THR, cache_modifier=".cg")  # stored by part 0 in PHASE 1
+            if (PHASE != 0) or BAL:
+                thr = tl.load(ucoop + _C_THR, cache_modifier=".cg")  # stored by the row's staging part 0
             if WINDOW:
                 lo = tl.load(ucoop + _C_LO, cache_modifier=".cg")
                 hi = tl.load(ucoop + _C_HI, cache_modifier=".cg")
@@ -345,7 +425,7 @@ def _gvr_split_coop_kernel(
             tie_done = tl.zeros([], tl.int32)
             if tie:
                 higher, tie_done = _coop_tie_rung(out_ptr, val_ptr, row_ptr, n, part, thr, coop, slot_keys, slot_cols,
-                                                  K, TILE, CAP, SPLIT, LANES, SLICE, HAS_VALUES, PHASE)
+                                                  stagers, K, TILE, CAP, SPLIT, LANES, SLICE, HAS_VALUES, PHASE)
             if accept:
                 if not WINDOW:
                     lo = 0xFFFFFFFF - tl.load(ucoop + _C_LO, cache_modifier=".cg")

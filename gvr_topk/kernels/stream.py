@@ -54,30 +54,14 @@ from ._common import _gdc_wait
 from ._common import _load_tile
 from ._common import _refine_row
 from ._common import _row_length
+from ._common import _row_publish
 from ._common import _row_threshold
+from ._common import _row_wait
 from ._common import _select_within_half
 from ._common import _share_bounds
 from ._common import _stage_share_after
 from ._common import _stage_share_sparse
 from ._common import _tile_offsets
-
-
-@triton.jit
-def _row_publish(flag_ptr):
-    """Count this program's part of a row as done at ``flag_ptr`` (ROW_WAIT). The block barrier orders every
-    thread's earlier writes before the release."""
-    tl.debug_barrier()
-    tl.atomic_add(flag_ptr, 1, sem="release")
-
-
-@triton.jit
-def _row_wait(flag_ptr, target):
-    """Wait until ``target`` parts of this row are done at ``flag_ptr`` (ROW_WAIT); their writes are then visible to
-    every thread after the closing block barrier."""
-    seen = tl.atomic_add(flag_ptr, 0, sem="acquire")
-    while seen < target:
-        seen = tl.atomic_add(flag_ptr, 0, sem="acquire")
-    tl.debug_barrier()
 
 
 @triton.jit

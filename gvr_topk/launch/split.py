@@ -100,6 +100,8 @@ def slice_lanes(plan: Plan) -> int:
 def family_kwargs(plan: Plan, rows: int, device=None) -> dict:
     """Launch arguments of this family that do not change from call to call (ints, constexprs, num_warps) on
     ``device`` (a ``torch.device``; None: as under the interpreter)."""
+    if tuning.SPLIT_BALANCE not in (0, 1):
+        raise ValueError(f"tuning.SPLIT_BALANCE: expected 0 or 1, got {tuning.SPLIT_BALANCE!r}")
     if tuning.SPLIT_COOP_WINDOW not in (0, 1):
         raise ValueError(f"tuning.SPLIT_COOP_WINDOW: expected 0 or 1, got {tuning.SPLIT_COOP_WINDOW!r}")
     rank_max = tuning.SPLIT_COOP_RANK_MAX
@@ -111,7 +113,15 @@ def family_kwargs(plan: Plan, rows: int, device=None) -> dict:
                 LANES=stage_lanes(plan.block, plan.num_warps), TIE_RUNG=tuning.TIE_RUNG,
                 REFINE_TILE=tuning.SPLIT_TILE, num_warps=plan.num_warps,
                 SLICE=slice_lanes(plan), COOP_WORDS=ws.coop_words(), WINDOW=int(tuning.SPLIT_COOP_WINDOW),
-                RANK_MAX=rank_max, COOP=coop_mode(plan, rows, device))
+                RANK_MAX=rank_max, COOP=coop_mode(plan, rows, device), BALANCE=int(tuning.SPLIT_BALANCE),
+                ROWS_BLOCK=rows_block(rows))
+
+
+def rows_block(rows: int) -> int:
+    """Lanes on which a program reads every row's length to share out the staging (``tuning.SPLIT_BALANCE``; the
+    kernels use it on varlen launches only): the power of two that holds ``rows``, 1 when the option is off (one
+    compiled variant for every row count then)."""
+    return 1 << (rows - 1).bit_length() if tuning.SPLIT_BALANCE else 1
 
 
 def workspace_kwargs(plan: Plan, rows: int, workspace) -> dict:

@@ -18,6 +18,7 @@ from gvr_topk import dispatch
 from gvr_topk import reference
 from gvr_topk import tuning
 from gvr_topk import workspace as wsm
+from gvr_topk.kernels._common import _balanced_shares
 from gvr_topk.kernels._common import _crossing_bin_counted
 from gvr_topk.kernels._common import _rank_select
 from gvr_topk.launch import split as lsplit
@@ -449,3 +450,120 @@ def test_tie_rung_without_enough_ties_goes_on_down_the_ladder():
     ws = _call_twice(x, k, torch.full((rows,), n, dtype=torch.int32, device=DEV))
     # The shared rung ran and counted the row's 20 ties at +0.0's key (too few), so the ladder took the row.
     assert int(_tie_counts(ws, rows, plan.split).sum()) == 20
+
+
+# ---- the staging shared out by row length (tuning.SPLIT_BALANCE) ---------------------------------------------------
+
+@pytest.mark.parametrize("lengths,programs", [
+    ([131072] * 4 + [81280] * 4 + [66386] * 4 + [1023] * 4, 128),  # the benchmark's varlen batch of 16 rows
+    ([131075] * 8, 128),  # rows of one length: SPLIT each, as without the option
+    ([100, 20000, 9000, 0, 19997, 2049], 60),
+    ([2049], 65), ([0, 5], 8), ([1 << 24, 3000, 3000], 3),
+])
+def test_balanced_shares_host_mirror(lengths, programs):
+    k, tile = 2048, 2048
+    shares = reference.balanced_shares(lengths, k, tile, programs)
+    tiles = [-(-n // tile) for n in lengths]
+    assert sum(shares) <= programs
+    for n, t, s in zip(lengths, tiles, shares):
+        assert (s == 0) if n <= k else (1 <= s <= t)
+    longs = [(t, s) for n, t, s in zip(lengths, tiles, shares) if n > k]
+    assert all(s1 <= s2 for (t1, s1), (t2, s2) in zip(sorted(longs), sorted(longs)[1:]))  # longer rows, no fewer
+    if len(set(lengths)) == 1 and lengths[0] > k:
+        assert shares == [min(programs // len(lengths), tiles[0])] * len(lengths)
+
+
+@triton.jit
+def _shares_probe(kv_ptr, out_ptr, next_n, cr_shift, n_bound, K: tl.constexpr, TILE: tl.constexpr,
+                  SPLIT: tl.constexpr, ROWS_BLOCK: tl.constexpr):
+    part = tl.program_id(0)
+    row = tl.program_id(1)
+    q = row * SPLIT + part
+    srow, spart, ssplit, stagers = _balanced_shares(q, row, tl.num_programs(1), ROWS_BLOCK, kv_ptr, next_n, cr_shift,
+                                                    n_bound, K, TILE, SPLIT * tl.num_programs(1))
+    tl.store(out_ptr + q * 4, srow)
+    tl.store(out_ptr + q * 4 + 1, spart)
+    tl.store(out_ptr + q * 4 + 2, ssplit)
+    tl.store(out_ptr + q * 4 + 3, stagers)
+
+
+@pytest.mark.parametrize("kv,next_n,cr,split", [
+    ([400000, 40, 16388, 90000], 1, 4, 8),  # compressed rows: 100000, 10 (short), 4097, 22500 columns
+    ([20000, 3000, 20000], 2, 1, 6),
+    ([131072] * 3, 1, 1, 5),
+    ([5, 9], 3, 1, 4),  # every row short: nothing to stage
+])
+def test_balanced_shares_kernel_covers_every_share_once(kv, next_n, cr, split):
+    """The kernels' shares (``_common._balanced_shares``) equal the host mirror's, every program knows its row's
+    stagers, and the staging programs of a row are exactly parts 0 .. split - 1 of it, once each: the cooperative
+    form's row barrier waits for that count, so a mismatch would hang it on a GPU."""
+    k, tile = 2048, 2048
+    kv_t = torch.tensor(kv, dtype=torch.int32, device=DEV)
+    rows = len(kv) * next_n
+    n_bound = max(kv) // cr
+    lengths = reference.row_lengths(kv_t, rows, n_bound, next_n=next_n, compress_ratio=cr).tolist()
+    shares = reference.balanced_shares(lengths, k, tile, split * rows)
+    out = torch.full((rows * split, 4), -9, dtype=torch.int32, device=DEV)
+    _shares_probe[(split, rows)](kv_t, out, next_n, cr.bit_length() - 1, n_bound, K=k, TILE=tile, SPLIT=split,
+                                 ROWS_BLOCK=1 << (rows - 1).bit_length())
+    got = out.cpu().tolist()
+    staged = sorted((r, p) for r, p, s, _ in got if s > 0)
+    assert staged == sorted((r, p) for r, s in enumerate(shares) for p in range(s))
+    assert all(s == shares[r] for r, _, s, _ in got if s > 0)
+    assert [got[row * split][3] for row in range(rows)] == shares
+
+
+def _balanced(monkeypatch, on: int):
+    monkeypatch.setattr(tuning, "SPLIT_BALANCE", on)
+    api.clear_launch_cache()
+
+
+@pytest.mark.parametrize("kind", ["randn", "equal", "ties"])
+def test_balanced_staging_is_exact(monkeypatch, window, kind):
+    """A varlen launch with the staging shared out by length: programs stage rows of other grid positions (the
+    short first row's programs stage the second), a row's stagers differ from SPLIT, and the cooperative selection
+    still goes by grid position. Exact and at rest after two calls, in the cooperative form and the plain one."""
+    n, k = 20000, 2048
+    lens = [100, n, 9000, 0, n - 3, k + 1]
+    rows = len(lens)
+    plan = gvr_topk.route(rows, n, n, k)
+    assert plan.coop and plan.split * rows == 60
+    shares = reference.balanced_shares(lens, k, plan.block, plan.split * rows)
+    assert shares[0] == 0 and shares[2] != plan.split  # the case this test is for
+    x = _rows(kind, rows, n, k, seed=23)
+    kv = torch.tensor(lens, dtype=torch.int32, device=DEV)
+    _balanced(monkeypatch, 1)
+    try:
+        _call_twice(x, k, kv)
+        monkeypatch.setattr(tuning, "SPLIT_COOP", "off")
+        api.clear_launch_cache()
+        _call_twice(x, k, kv)
+    finally:
+        _balanced(monkeypatch, 0)
+
+
+def test_balanced_hinted_and_uniform(monkeypatch):
+    """Hinted calls take the shares too (the hint goes by the row selected, not the row staged), and a launch
+    without ``kv_lens`` (rows of one length) is untouched by the option."""
+    n, k = 20000, 2048
+    x = _rows("fooling", 3, n, k, seed=29)
+    kv = torch.tensor([n, 3000, n - 1], dtype=torch.int32, device=DEV)
+    pre = torch.topk(x, k, dim=1).indices.to(torch.int32)
+    _balanced(monkeypatch, 1)
+    try:
+        _call_twice(x, k, kv, hint=pre)
+        idx = torch.full((3, k), -7, dtype=torch.int32, device=DEV)
+        gvr_topk.run(x, None, n, idx, family="split")
+        assert not check_exact(x, idx, n_valid=n)
+    finally:
+        _balanced(monkeypatch, 0)
+
+
+def test_balance_setting_is_checked(monkeypatch):
+    plan = gvr_topk.route(1, 131075, 131075, 2048)
+    assert lsplit.family_kwargs(plan, 3)["ROWS_BLOCK"] == (4 if tuning.SPLIT_BALANCE else 1)
+    monkeypatch.setattr(tuning, "SPLIT_BALANCE", 1)
+    assert lsplit.family_kwargs(plan, 3)["ROWS_BLOCK"] == 4 and lsplit.family_kwargs(plan, 4)["ROWS_BLOCK"] == 4
+    monkeypatch.setattr(tuning, "SPLIT_BALANCE", 2)
+    with pytest.raises(ValueError, match="SPLIT_BALANCE: expected 0 or 1, got 2"):
+        lsplit.family_kwargs(plan, 1)
