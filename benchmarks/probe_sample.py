@@ -15,6 +15,8 @@ same rows is timed too. An arm is written as ``/``-separated settings:
 * ``f<N>``: ``AIM_MAX_FRACTION = N / 100`` (the aim's cap as a share of the capacity; ``c4096`` needs ``f75``),
 * ``p<N>``: ``STREAM_TARGET_PROGRAMS`` (staging programs per chunk of rows: sets the streaming family's split),
 * ``L<N>``: ``STREAM_MIN_SPLIT`` (fewest staging programs per row of the streaming family; 0 = no floor),
+* ``D<N>``: ``SPLIT_BALANCE`` (the split family's staging shared out by row length on varlen launches: 1 on, 0 off;
+  its gain shows on varlen cells, e.g. ``--cells varlen/b4xnn4/cr4/131072/k2048``),
 * ``s<N>``: ``STREAM_WARPS`` (warps of the staging kernel),
 * ``i<N>``: ``STREAM_TILE`` (scores per staging loop iteration),
 * ``q<N>``: ``SPLIT_TARGET_PROGRAMS`` (programs of a split launch, all rows together),
@@ -47,7 +49,8 @@ same rows is timed too. An arm is written as ``/``-separated settings:
 * ``H<N>``: ``SPLIT_COOP_WINDOW`` (the split family's cooperative form counts the row histogram while staging,
   over the sample's window: 1 on, 0 off).
 
-``defaults`` (or an empty arm: ``--arms ,z3``) is today's tuning. The default arms are NOTES entry 8's (``g8/m2048`` was the setting before it, ``g1/m1024`` the one after).
+``defaults`` (or an empty arm: ``--arms ,z3``) is today's tuning. The default arms are NOTES entry 8's (``g8/m2048``
+was the setting before it, ``g1/m1024`` the one after).
 Prints a table last and writes ``probe_sample.json`` to ``--out`` after every cell (a run cut short keeps its cells).
 ``--data KIND`` times the benchmark's adversarial rows of that kind instead of its decode rows (for the tie rung:
 ``--data equal --arms h0,h1 --cells 8x131075x2048``).
@@ -56,7 +59,7 @@ Worker processes compile every (arm, cell) first (``--jobs``, default 8), so the
 kernels from Triton's disk cache (the first run compiled in the timing process and was cut after 5 cells).
 
     python benchmarks/probe_sample.py [--out DIR] [--reps 15] [--jobs 8] [--arms g1/m1024,g1/m1024/t2048]
-                                      [--cells 1x131075x512,64x131075x2048]
+                                      [--cells 1x131075x512,64x131075x2048,varlen/b4xnn4/cr4/131072/k2048]
 """
 
 import argparse
@@ -64,6 +67,7 @@ import contextlib
 import json
 import multiprocessing as mp
 import os
+import re
 import sys
 from concurrent.futures import ProcessPoolExecutor
 
@@ -87,7 +91,7 @@ KNOBS = {"g": "SAMPLE_GROUP", "m": "AIM_MARGIN", "a": "SAMPLE_ABOVE", "x": "SAMP
          "z": "STREAM_STAGE_SPARSE", "A": "STREAM_SELECT_APART", "W": "STREAM_ROW_WAIT",
          "H": "SPLIT_COOP_WINDOW", "M": "SPLIT_COOP_AIM_ABOVE", "S": "SPLIT_COOP_MIN_SPLIT",
          "N": "SELECT_MANY_SHORT_MAXNREG", "V": "SELECT_MANY_SHORT_WARPS", "B": "STREAM_ACCEPT_LARGE_BIN",
-         "P": "STREAM_PDL", "L": "STREAM_MIN_SPLIT"}
+         "P": "STREAM_PDL", "L": "STREAM_MIN_SPLIT", "D": "SPLIT_BALANCE"}
 #: Settings whose tuning value is not the integer itself.
 _VALUE = {"c": lambda v: ((2048, v),), "f": lambda v: v / 100, "h": bool, "P": bool}
 DEFAULT_ARMS = "g8/m2048,g1/m2048,g1/m1024,g2/m1024"
@@ -126,27 +130,49 @@ def tuned(values: dict):
         gvr_topk.clear_launch_cache()
 
 
+_VARLEN_CELL = re.compile(r"varlen/b(\d+)xnn(\d+)/cr(\d+)/(\d+)/k(\d+)")
+
+
+def parse_cell(spec: str, data: str = "decode") -> Case:
+    """A probe cell: ``"ROWSxNxK"`` -> rows of ``data`` (decode rows, or an adversarial kind) at full length N;
+    a varlen case of the benchmark by its name, ``"varlen/b4xnn4/cr4/131072/k2048"`` -> that batch (decode rows,
+    next_n rows per request, lengths up to N columns after the compression ratio), the benchmark's own inputs."""
+    m = _VARLEN_CELL.fullmatch(spec)
+    if m:
+        b, next_n, cr, n, k = (int(v) for v in m.groups())
+        return Case("varlen", b, n, k, next_n=next_n, compress_ratio=cr)
+    parts = spec.split("x")
+    if len(parts) != 3 or not all(p.isdigit() for p in parts):
+        raise SystemExit(f"probe_sample: cell {spec!r}: expected ROWSxNxK or varlen/b<B>xnn<NEXT_N>/cr<CR>/<N>/k<K>")
+    rows, n, k = (int(v) for v in parts)
+    return Case("grid" if data == "decode" else "adversarial", rows, n, k, data=data)
+
+
+def call_kwargs(case: Case) -> dict:
+    """``run_varlen``'s layout arguments for a case's inputs."""
+    return dict(next_n=case.next_n, compress_ratio=case.compress_ratio, max_seq_len=case.max_seq_len)
+
+
 def _compile(job) -> str:
-    """Worker: one call of an arm on random scores of a cell's shape, so its kernels land in Triton's disk cache
-    (compiling depends on shapes and settings, not data); returns an error line or ''."""
-    spec, (rows, n, k) = job
+    """Worker: one call of an arm on a cell's inputs, so its kernels land in Triton's disk cache; returns an error
+    line or ''."""
+    spec, case = job
     try:
-        x = torch.randn(rows, n, device="cuda")
-        kv = torch.full((rows,), n, dtype=torch.int32, device="cuda")
-        idx = torch.empty(rows, k, dtype=torch.int32, device="cuda")
+        inp = make_inputs(case, k_max=2048, device="cuda")
+        idx = torch.empty(case.rows, case.k, dtype=torch.int32, device="cuda")
         with tuned(parse_arm(spec)):
-            gvr_topk.run_varlen(x, None, kv, idx, max_seq_len=n)
+            gvr_topk.run_varlen(inp.logits, None, inp.kv_lens, idx, **call_kwargs(case))
         torch.cuda.synchronize()
         return ""
     except Exception as e:  # reported, and the timing process compiles it again itself
-        return f"{spec} {rows}x{n}x{k}: {type(e).__name__}: {str(e)[:200]}"
+        return f"{spec} {case.name}: {type(e).__name__}: {str(e)[:200]}"
 
 
-def precompile(arms, cells, jobs: int) -> None:
+def precompile(arms, cases, jobs: int) -> None:
     """Compile every (arm, cell) in ``jobs`` worker processes first (4-8 s each when done one by one)."""
     if jobs <= 0:
         return
-    work = [(spec, cell) for spec in arms for cell in cells]
+    work = [(spec, case) for spec in arms for case in cases]
     with ProcessPoolExecutor(jobs, mp_context=mp.get_context("spawn")) as pool:
         for err in pool.map(_compile, work):
             if err:
@@ -157,9 +183,14 @@ def cell(rows: int, n: int, k: int, data: str, flush, reps: int) -> tuple:
     """(scores, kv_lens, torch.topk us) of one probe cell on the GPU: the benchmark's rows of ``data`` (``"decode"``
     or an adversarial kind) at full length, and torch.topk's median graph-replay time on them (L2 flushed). Also used
     by ``probe_ab.py``."""
-    suite = "grid" if data == "decode" else "adversarial"
-    inp = make_inputs(Case(suite, rows, n, k, data=data), k_max=2048, device=flush.buf.device)
-    x, kv = inp.logits, inp.kv_lens
+    return case_cell(Case("grid" if data == "decode" else "adversarial", rows, n, k, data=data), flush, reps)
+
+
+def case_cell(case: Case, flush, reps: int) -> tuple:
+    """``cell`` for any case (``parse_cell``); torch.topk runs over the full row width (columns past a varlen row's
+    length hold -inf, as in the benchmark)."""
+    inp = make_inputs(case, k_max=2048, device=flush.buf.device)
+    x, kv, k = inp.logits, inp.kv_lens, case.k
     torch.topk(x, k, dim=1, sorted=False)
     g, _ = timing.capture(lambda: torch.topk(x, k, dim=1, sorted=False))
     return x, kv, round(timing.time_graph(g, flush, reps).median_us, 2)
@@ -170,34 +201,39 @@ def main() -> int:
     ap.add_argument("--out", default=None)
     ap.add_argument("--reps", type=int, default=15)
     ap.add_argument("--arms", default=DEFAULT_ARMS, help=f"comma-separated arms (default {DEFAULT_ARMS})")
-    ap.add_argument("--cells", default=DEFAULT_CELLS, help="comma-separated ROWSxNxK cells (default: 20 cells)")
+    ap.add_argument("--cells", default=DEFAULT_CELLS, help="comma-separated ROWSxNxK cells or benchmark varlen case "
+                    "names, e.g. varlen/b4xnn4/cr4/131072/k2048 (default: 20 grid cells)")
     ap.add_argument("--jobs", type=int, default=8, help="worker processes that compile first (0: none)")
     ap.add_argument("--data", default="decode", choices=("decode",) + ADVERSARIAL_KINDS,
                     help="the benchmark's decode rows (default) or one of its adversarial kinds, e.g. equal")
     args = ap.parse_args()
     arms = {(spec or DEFAULTS_ARM): parse_arm(spec) for spec in args.arms.split(",")}
-    cells = [tuple(int(v) for v in c.split("x")) for c in args.cells.split(",")]
-    precompile(list(arms), cells, args.jobs)
+    cases = [parse_cell(c, args.data) for c in args.cells.split(",")]
+    precompile(list(arms), cases, args.jobs)
     dev = torch.device("cuda")
     flush = timing.L2Flush(dev)
     results = []
-    for rows, n, k in cells:
-        x, kv, torch_us = cell(rows, n, k, args.data, flush, args.reps)
-        rec = dict(data=args.data, rows=rows, n=n, k=k, family=gvr_topk.route(rows, n, n, k).family,
+    for case in cases:
+        rows, n, k = case.rows, case.n, case.k
+        kw = call_kwargs(case)
+        x, kv, torch_us = case_cell(case, flush, args.reps)
+        data = f"b{case.batch}xnn{case.next_n}/cr{case.compress_ratio}" if case.varlen else args.data
+        rec = dict(data=data, rows=rows, n=n, k=k, family=gvr_topk.route(rows, n, n, k).family,
                    us={"torch": torch_us}, exact={}, plan={})
         for spec, values in arms.items():
             idx = torch.empty(rows, k, dtype=torch.int32, device=dev)
             with tuned(values):
                 p = gvr_topk.route(rows, n, n, k)
                 rec["plan"][spec] = f"{p.family}/split{p.split}/w{p.num_warps}"
-                call = lambda: gvr_topk.run_varlen(x, None, kv, idx, max_seq_len=n)  # noqa: E731
+                call = lambda: gvr_topk.run_varlen(x, None, kv, idx, **kw)  # noqa: E731
                 call()
                 g, _ = timing.capture(call)
             rec["us"][spec] = round(timing.time_graph(g, flush, args.reps).median_us, 2)
             idx.fill_(-7)
             g.replay()
             torch.cuda.synchronize()
-            rec["exact"][spec] = not check_exact_fast(x, idx, kv_lens=kv)
+            rec["exact"][spec] = not check_exact_fast(x, idx, kv_lens=kv, next_n=case.next_n,
+                                                      compress_ratio=case.compress_ratio)
             del g
         results.append(rec)
         print(json.dumps(rec), flush=True)

@@ -723,3 +723,20 @@ def test_variant_probe_counts_without_running_and_compiles_one(tmp_path):
     (done,) = json.loads(batch.read_text())
     assert done["compile_s"] > 0
     assert any((tmp_path / "cache").rglob("*.cubin")), "no sm_90 binary was written"
+
+
+def test_probe_cells_grid_and_varlen():
+    """benchmarks/probe_sample.py cells: ROWSxNxK of decode or adversarial rows, or a benchmark varlen case by its
+    name (the same case, so the same inputs); anything else is refused."""
+    probe_sample = _bench_script("probe_sample")
+    from gvr_topk.bench.cases import Case
+
+    assert probe_sample.parse_cell("64x131075x2048") == Case("grid", 64, 131075, 2048)
+    assert probe_sample.parse_cell("8x131075x2048", "equal") == Case("adversarial", 8, 131075, 2048, data="equal")
+    case = probe_sample.parse_cell("varlen/b4xnn4/cr4/131072/k2048")
+    assert case == Case("varlen", 4, 131072, 2048, next_n=4, compress_ratio=4) and case.name == \
+        "varlen/b4xnn4/cr4/131072/k2048"
+    assert probe_sample.call_kwargs(case) == dict(next_n=4, compress_ratio=4, max_seq_len=4 * 131072)
+    for bad in ("64x131075", "varlen/b4xnn4/131072/k2048", "ax1x2"):
+        with pytest.raises(SystemExit, match="expected ROWSxNxK"):
+            probe_sample.parse_cell(bad)
