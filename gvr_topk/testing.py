@@ -1,7 +1,9 @@
 """Exactness checks shared by the tests, the benchmark and the examples.
 
 ``check_exact`` verifies one call's output against the contract and ``torch.topk``; it returns a list of problems
-(empty when exact) so callers can either assert or report.
+(empty when exact) so callers can either assert or report. ``tuning_overrides`` reads the ``NAME=INT`` tuning
+overrides that the GPU checks take from the environment (an option that is off by default is checked before it is
+adopted).
 """
 
 from typing import List
@@ -11,6 +13,42 @@ import torch
 
 from . import contract
 from . import reference
+from . import tuning
+
+
+def tuning_overrides(text: Optional[str], source: str = "tuning overrides") -> dict:
+    """``"NAME=INT[,NAME=INT...]"`` -> ``{NAME: INT}`` for integer values of :mod:`gvr_topk.tuning`.
+
+    Set on ``gvr_topk.tuning`` before the first call, they reach every value read when a launch is prepared; the few
+    compiled into the kernels at import (``kernels/_common``'s module constants) are not changed this way.
+
+    Parameters
+    ----------
+    text : str or None
+        The overrides, e.g. ``"SPLIT_BALANCE=1,STREAM_STAGE_SPARSE=3"``; None or empty: none.
+    source : str
+        Where ``text`` came from, named in the error (e.g. the environment variable).
+
+    Returns
+    -------
+    dict
+        Tuning name -> int.
+
+    Raises
+    ------
+    ValueError
+        An item that is not ``NAME=INT`` with NAME an integer of ``gvr_topk.tuning``, named with ``source``.
+    """
+    out = {}
+    for item in (text or "").split(","):
+        if not item.strip():
+            continue
+        name, _, value = item.strip().partition("=")
+        if type(getattr(tuning, name, None)) is not int or not value.lstrip("-").isdigit():
+            raise ValueError(f"{source}: expected NAME=INT with NAME an integer of gvr_topk.tuning, got "
+                             f"{item.strip()!r}")
+        out[name] = int(value)
+    return out
 
 
 def _canon(v: torch.Tensor) -> torch.Tensor:

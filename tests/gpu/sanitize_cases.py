@@ -15,6 +15,8 @@ Run (GPU)::
     PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck python tests/gpu/sanitize_cases.py
     PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool racecheck python tests/gpu/sanitize_cases.py --quick
     PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck python tests/gpu/sanitize_cases.py --family split
+    PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck python tests/gpu/sanitize_cases.py \
+        --family split --tuning SPLIT_BALANCE=1      # an option that is off by default
 
 Without the caching allocator every tensor is its own cudaMalloc, so an access past a tensor's end is outside any
 allocation and memcheck reports it (with caching it could land in a neighbouring cached block). Outputs are
@@ -32,8 +34,10 @@ if not torch.cuda.is_available():
 
 import gvr_topk  # noqa: E402
 from gvr_topk import reference  # noqa: E402
+from gvr_topk import tuning  # noqa: E402
 from gvr_topk.dispatch import capacity  # noqa: E402
 from gvr_topk.testing import check_exact  # noqa: E402
+from gvr_topk.testing import tuning_overrides  # noqa: E402
 
 DEV = "cuda" if torch.cuda.is_available() else "cpu"
 
@@ -165,7 +169,11 @@ def main(argv=None) -> int:
                     help="only the cases of this family (a shorter sanitizer run after a change to one family)")
     ap.add_argument("--only", default=None, metavar="TEXT",
                     help="only the cases of the main list whose name contains TEXT, e.g. 'stream long rows'")
+    ap.add_argument("--tuning", default=None, metavar="NAME=INT,...",
+                    help="gvr_topk.tuning integers to replace first, e.g. SPLIT_BALANCE=1 (an option off by default)")
     args = ap.parse_args(argv)
+    for name, value in tuning_overrides(args.tuning, "--tuning").items():
+        setattr(tuning, name, value)
     mine = (lambda family: args.family is None or family == args.family)
     failed = 0
     total = 0

@@ -18,6 +18,8 @@ Environment:
 * ``GVR_FUZZ_ONLY``: ``"<config seed>:<case seed>"`` replays one case (printed with every failure).
 * ``GVR_FUZZ_FAMILY``: keep only configurations whose widest launch takes this family (``widest_plan``'s family,
   e.g. ``stream``), drawn from the same seeded sequence, to aim a run at one family's kernels.
+* ``GVR_FUZZ_TUNING``: ``"NAME=INT[,NAME=INT...]"`` replaces ``gvr_topk.tuning`` integers for the run, e.g.
+  ``SPLIT_BALANCE=1``: an option that is off by default is fuzzed before it is adopted.
 
 On a GPU the data is generated on the device and the check runs there against ``gvr_topk.reference`` (its index
 set is unique under the tie rule), with one host synchronisation per configuration; the first case of every
@@ -44,6 +46,7 @@ from gvr_topk import reference
 from gvr_topk import tuning
 from gvr_topk.dispatch import capacity
 from gvr_topk.testing import check_exact
+from gvr_topk.testing import tuning_overrides
 
 pytestmark = pytest.mark.gvr_topk
 
@@ -488,7 +491,10 @@ def fuzz(num_cases: int, master_seed: int, only: Optional[str] = None, on_config
     return summary
 
 
-def test_fuzz_exact():
+def test_fuzz_exact(monkeypatch):
+    for name, value in tuning_overrides(os.environ.get("GVR_FUZZ_TUNING"), "GVR_FUZZ_TUNING").items():
+        monkeypatch.setattr(tuning, name, value)
+    gvr_topk.clear_launch_cache()  # plans and launch arguments rebuilt under the values in force
     default = 2000 if ON_GPU else 48
     n = _env_int("GVR_FUZZ_CASES", default)
     seed = _env_int("GVR_FUZZ_SEED", 20260101)
@@ -515,6 +521,14 @@ def test_fuzz_exact():
             json.dump(summary, fh, indent=1)
     assert summary["cases"] == (1 if os.environ.get("GVR_FUZZ_ONLY") else n)
     assert summary["mismatches"] == 0, "\n".join(json.dumps(f) for f in summary["failures"][:10])
+
+
+def test_fuzz_tuning_overrides():
+    assert tuning_overrides(None) == {} and tuning_overrides("") == {}
+    assert tuning_overrides("SPLIT_BALANCE=1, STREAM_STAGE_SPARSE=3") == dict(SPLIT_BALANCE=1, STREAM_STAGE_SPARSE=3)
+    for bad in ("SPLIT_BALANCE", "SPLIT_BALANCE=on", "NO_SUCH=1", "SPLIT_COOP=1", "AIM_MAX_FRACTION=1"):
+        with pytest.raises(ValueError, match="GVR_FUZZ_TUNING: expected NAME=INT"):
+            tuning_overrides(bad, "GVR_FUZZ_TUNING")
 
 
 def test_fuzz_family_filter_draws_that_family():
