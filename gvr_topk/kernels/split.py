@@ -439,7 +439,7 @@ def _gvr_split_coop_kernel(
                     # Bin 0 is left uncounted, as the staging leaves it with WINDOW (``_crossing_bin_counted``).
                     tl.atomic_add(hist_ptr + bins, mine, mask=(mine > 0) & (bins > 0), sem="relaxed")
                 if (PHASE == 0) & (not WINDOW):
-                    _row_barrier(coop + _C_BAR, 2 * SPLIT)
+                    _row_barrier(coop + _C_BAR, stagers + SPLIT)  # the staging's arrivals, then one per program
                 if (PHASE == 3) | ((PHASE == 0) & (WINDOW == 1)):
                     live, digit = _coop_slice_bins(raw, pos, inb, count, lo, shift)
                 # ---- each program emits its certain winners and compacts its part of the crossing bin ----
