@@ -50,10 +50,9 @@ Row scratch of the cooperative form (int32 words of ``ws_coop_ptr``, zero at res
 0 barrier arrivals, 1 complement of the smallest admitted key (with WINDOW: the window's low key), 2 largest
 admitted key (with WINDOW: the window's high key), 3 finished programs, 4-5 one int64 counting emitted certain
 winners (low half) and compacted crossing-bin candidates (high half), 6 the threshold (bits; separate launches
-and BALANCE only), 7 the tie rung's count of scores above the tied key, 8.. the COOP_BINS-bin histogram (bin 0 left at zero:
-the row's count gives it), then CROSS_CAP
-compacted scores (float32 bits; the tie rung's per-program tie counts) and CROSS_CAP columns (these two need no
-reset).
+and BALANCE only), 7 the tie rung's count of scores above the tied key, 8.. the COOP_BINS-bin histogram (bin 0
+left at zero: the row's count gives it), then CROSS_CAP compacted scores (float32 bits; the tie rung's per-program
+tie counts) and CROSS_CAP columns (these two need no reset).
 """
 
 import triton
@@ -92,6 +91,14 @@ def _split_row(row, indices_ptr, values_ptr, logits_ptr, kv_lens_ptr, n_bound, r
     n = _row_length(row, kv_lens_ptr, n_uniform, next_n, cr_shift, n_bound, VARLEN)
     r = row.to(tl.int64)
     return n, logits_ptr + r * row_stride, indices_ptr + r * out_stride, values_ptr + r * val_stride
+
+
+@triton.jit
+def _row_slot(row, ws_count_ptr, ws_keys_ptr, ws_cols_ptr, CAP: tl.constexpr):
+    """A row's workspace (every split kernel): its counter pair (staged count, then arrivals), its slot's keys and
+    its slot's columns."""
+    r = row.to(tl.int64)
+    return ws_count_ptr + r * 2, ws_keys_ptr + r * CAP, ws_cols_ptr + r * CAP
 
 
 @triton.jit
@@ -149,10 +156,8 @@ def _split_share(out_ptr, val_ptr, row_ptr, pre_idx_ptr, ws_count_ptr, ws_keys_p
     start, end = _share_bounds(n, part, split, TILE)  # this program's share of the row
     x0 = _load_tile(row_ptr, start + _tile_offsets(TILE, LANES), end, True)  # in flight during the threshold
     thr = _row_threshold(row_ptr, n, aim, CAP, SAMPLE, SAMPLE_GROUP)
-    count_ptr = ws_count_ptr + row.to(tl.int64) * 2
+    count_ptr, slot_keys, slot_cols = _row_slot(row, ws_count_ptr, ws_keys_ptr, ws_cols_ptr, CAP)
     arrive_ptr = count_ptr + 1
-    slot_keys = ws_keys_ptr + row.to(tl.int64) * CAP
-    slot_cols = ws_cols_ptr + row.to(tl.int64) * CAP
     # ---- this program's share of the row ----
     _stage_share_prefetched(x0, row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP, TILE, LANES,
                             False, count_ptr, 0, 0, False, 1)
@@ -305,9 +310,7 @@ def _coop_stage(row_ptr, n, row, part, split, ws_count_ptr, ws_keys_ptr, ws_cols
     staged into the row's slot, and the row's key window into the row's scratch (with WINDOW the sample's, stored by
     part 0, and the row histogram counted while staging; else the admitted scores' span, by atomics). KEEP_THR:
     part 0 also stores the threshold for the programs that select the row. Returns the threshold."""
-    count_ptr = ws_count_ptr + row.to(tl.int64) * 2
-    slot_keys = ws_keys_ptr + row.to(tl.int64) * CAP
-    slot_cols = ws_cols_ptr + row.to(tl.int64) * CAP
+    count_ptr, slot_keys, slot_cols = _row_slot(row, ws_count_ptr, ws_keys_ptr, ws_cols_ptr, CAP)
     coop = ws_coop_ptr + row.to(tl.int64) * COOP_WORDS
     ucoop = coop.to(tl.pointer_type(tl.uint32))
     hist_ptr = coop + _C_HIST
@@ -383,9 +386,7 @@ def _gvr_split_coop_kernel(
             if part == 0:
                 _emit_short(out_ptr, val_ptr, row_ptr, n, K, KB, HAS_VALUES)
     else:
-        count_ptr = ws_count_ptr + row.to(tl.int64) * 2
-        slot_keys = ws_keys_ptr + row.to(tl.int64) * CAP
-        slot_cols = ws_cols_ptr + row.to(tl.int64) * CAP
+        count_ptr, slot_keys, slot_cols = _row_slot(row, ws_count_ptr, ws_keys_ptr, ws_cols_ptr, CAP)
         coop = ws_coop_ptr + row.to(tl.int64) * COOP_WORDS
         ucoop = coop.to(tl.pointer_type(tl.uint32))
         hist_ptr = coop + _C_HIST
