@@ -274,8 +274,9 @@ SPLIT_WARPS = 8
 #: so a batch of rows of equal length keeps SPLIT per row and a batch of mixed lengths gives its longest rows more
 #: (``kernels/_common._balanced_shares``, host mirror ``reference.balanced_shares``). The split family's time is
 #: set by its longest row's share: the benchmark's varlen batch of 4 requests x next_n 4 (16 rows of up to 131072
-#: columns, 46,541 on average) streams 16,384 scores per program of its longest rows at 8 per row, 8,192 with
-#: the shares (21 programs for each of those rows). 0 (SPLIT per row) until measured on the H200.
+#: columns, 46,541 on average; 4 rows of at most K) streams 16,384 scores per program of its longest rows at 8 per
+#: row, 12,288 with the shares (14 programs for each of those rows). 0 (SPLIT per row) until measured on the H200
+#: (NOTES entry 40 has the prediction).
 SPLIT_BALANCE = 0
 #: The split family's cooperative form (``kernels/split.py``): "fused" (one cooperative launch whose programs meet
 #: at spin barriers and share the selection; Triton's interpreter runs it as two or three launches), "phased"

@@ -121,7 +121,7 @@ def _balanced_shares(q, row, rows, ROWS_BLOCK: tl.constexpr, kv_lens_ptr, next_n
                      K: tl.constexpr, TILE: tl.constexpr, PROGRAMS):
     """The split family's staging shared out by row length (``tuning.SPLIT_BALANCE``): of a launch's PROGRAMS
     programs, each long row (n > K) of the ``rows`` gets 1 + (PROGRAMS - longs) * tiles / all_tiles (rounded down,
-    at most its tiles), so the programs sum to at most PROGRAMS and a row of equal rows gets PROGRAMS / rows;
+    at most its tiles), so the programs sum to at most PROGRAMS and rows of one length get PROGRAMS / rows each;
     program ``q`` stages part ``part`` of ``split`` of row ``srow``, in row order. Every program computes the same
     shares from ``kv_lens``, so the staging programs of a row and the programs that wait for them agree on how many
     there are. Returns (srow, part, split) for program q (split 0: q stages nothing) and the programs that stage
