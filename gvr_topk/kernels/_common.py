@@ -124,8 +124,8 @@ def _balanced_shares(q, row, rows, ROWS_BLOCK: tl.constexpr, kv_lens_ptr, next_n
     at most its tiles), so the programs sum to at most PROGRAMS and rows of one length get PROGRAMS / rows each;
     program ``q`` stages part ``part`` of ``split`` of row ``srow``, in row order. Every program computes the same
     shares from ``kv_lens``, so the staging programs of a row and the programs that wait for them agree on how many
-    there are. Returns (srow, part, split) for program q (split 0: q stages nothing) and the programs that stage
-    ``row``."""
+    there are. Returns (srow, part, split, n) for program q (split 0: q stages nothing; n: srow's length, taken
+    from the lengths read here, so staging needs no second dependent load) and the programs that stage ``row``."""
     n = _row_lengths(rows, ROWS_BLOCK, kv_lens_ptr, next_n, cr_shift, n_bound)
     tiles = tl.where(n > K, (n + TILE - 1) // TILE, 0)
     longs = tl.sum((tiles > 0).to(tl.int32), 0)
@@ -137,7 +137,8 @@ def _balanced_shares(q, row, rows, ROWS_BLOCK: tl.constexpr, kv_lens_ptr, next_n
     srow = tl.sum((end <= q).to(tl.int32), 0)
     split = tl.sum(tl.where(lane == srow, shares, 0), 0)
     part = q - tl.sum(tl.where(lane == srow, end - shares, 0), 0)
-    return srow, part, split, tl.sum(tl.where(lane == row, shares, 0), 0)
+    srow_n = tl.sum(tl.where(lane == srow, n, 0), 0)
+    return srow, part, split, srow_n, tl.sum(tl.where(lane == row, shares, 0), 0)
 
 
 @triton.jit

@@ -126,16 +126,15 @@ def _gvr_split_kernel(
         # row finishes it.
         if (n <= K) & (part == 0):
             _emit_short(out_ptr, val_ptr, row_ptr, n, K, KB, HAS_VALUES)
-        srow, spart, ssplit, _mine = _balanced_shares(row * SPLIT + part, row, tl.num_programs(1), ROWS_BLOCK,
-                                                      kv_lens_ptr, next_n, cr_shift, n_bound, K, TILE,
-                                                      SPLIT * tl.num_programs(1))
+        srow, spart, ssplit, s_n, _mine = _balanced_shares(row * SPLIT + part, row, tl.num_programs(1), ROWS_BLOCK,
+                                                           kv_lens_ptr, next_n, cr_shift, n_bound, K, TILE,
+                                                           SPLIT * tl.num_programs(1))
         if ssplit > 0:
-            s_n, s_row_ptr, s_out_ptr, s_val_ptr = _split_row(srow, indices_ptr, values_ptr, logits_ptr, kv_lens_ptr,
-                                                              n_bound, row_stride, out_stride, val_stride, n_uniform,
-                                                              next_n, cr_shift, VARLEN)
-            _split_share(s_out_ptr, s_val_ptr, s_row_ptr, pre_idx_ptr, ws_count_ptr, ws_keys_ptr, ws_cols_ptr, srow,
-                         spart, ssplit, s_n, next_n, pre_stride, aim, K, KB, TILE, CAP, SAMPLE, SAMPLE_GROUP,
-                         MIN_TILE, HINT_FREE, HAS_VALUES, LANES, TIE_RUNG, REFINE_TILE)
+            r = srow.to(tl.int64)
+            _split_share(indices_ptr + r * out_stride, values_ptr + r * val_stride, logits_ptr + r * row_stride,
+                         pre_idx_ptr, ws_count_ptr, ws_keys_ptr, ws_cols_ptr, srow, spart, ssplit, s_n, next_n,
+                         pre_stride, aim, K, KB, TILE, CAP, SAMPLE, SAMPLE_GROUP, MIN_TILE, HINT_FREE, HAS_VALUES,
+                         LANES, TIE_RUNG, REFINE_TILE)
     elif n <= K:
         if part == 0:
             _emit_short(out_ptr, val_ptr, row_ptr, n, K, KB, HAS_VALUES)
@@ -368,16 +367,14 @@ def _gvr_split_coop_kernel(
     BAL: tl.constexpr = BALANCE and VARLEN
     stagers = SPLIT  # programs that stage this grid position's row (the row barrier's first target)
     if BAL:
-        srow, spart, ssplit, stagers = _balanced_shares(row * SPLIT + part, row, tl.num_programs(1), ROWS_BLOCK,
-                                                        kv_lens_ptr, next_n, cr_shift, n_bound, K, TILE,
-                                                        SPLIT * tl.num_programs(1))
+        srow, spart, ssplit, s_n, stagers = _balanced_shares(row * SPLIT + part, row, tl.num_programs(1),
+                                                             ROWS_BLOCK, kv_lens_ptr, next_n, cr_shift, n_bound, K,
+                                                             TILE, SPLIT * tl.num_programs(1))
         if PHASE <= 1:
             if ssplit > 0:
-                s_n, s_row_ptr, _o, _v = _split_row(srow, indices_ptr, values_ptr, logits_ptr, kv_lens_ptr, n_bound,
-                                                    row_stride, out_stride, val_stride, n_uniform, next_n, cr_shift,
-                                                    VARLEN)
-                _coop_stage(s_row_ptr, s_n, srow, spart, ssplit, ws_count_ptr, ws_keys_ptr, ws_cols_ptr, ws_coop_ptr,
-                            aim, TILE, CAP, SAMPLE, SAMPLE_GROUP, LANES, COOP_WORDS, WINDOW, True)
+                _coop_stage(logits_ptr + srow.to(tl.int64) * row_stride, s_n, srow, spart, ssplit, ws_count_ptr,
+                            ws_keys_ptr, ws_cols_ptr, ws_coop_ptr, aim, TILE, CAP, SAMPLE, SAMPLE_GROUP, LANES,
+                            COOP_WORDS, WINDOW, True)
                 if PHASE == 0:
                     _row_publish(ws_coop_ptr + srow.to(tl.int64) * COOP_WORDS + _C_BAR)
     if n <= K:

@@ -479,12 +479,13 @@ def _shares_probe(kv_ptr, out_ptr, next_n, cr_shift, n_bound, K: tl.constexpr, T
     part = tl.program_id(0)
     row = tl.program_id(1)
     q = row * SPLIT + part
-    srow, spart, ssplit, stagers = _balanced_shares(q, row, tl.num_programs(1), ROWS_BLOCK, kv_ptr, next_n, cr_shift,
-                                                    n_bound, K, TILE, SPLIT * tl.num_programs(1))
-    tl.store(out_ptr + q * 4, srow)
-    tl.store(out_ptr + q * 4 + 1, spart)
-    tl.store(out_ptr + q * 4 + 2, ssplit)
-    tl.store(out_ptr + q * 4 + 3, stagers)
+    srow, spart, ssplit, srow_n, stagers = _balanced_shares(q, row, tl.num_programs(1), ROWS_BLOCK, kv_ptr, next_n,
+                                                            cr_shift, n_bound, K, TILE, SPLIT * tl.num_programs(1))
+    tl.store(out_ptr + q * 5, srow)
+    tl.store(out_ptr + q * 5 + 1, spart)
+    tl.store(out_ptr + q * 5 + 2, ssplit)
+    tl.store(out_ptr + q * 5 + 3, stagers)
+    tl.store(out_ptr + q * 5 + 4, srow_n)
 
 
 @pytest.mark.parametrize("kv,next_n,cr,split", [
@@ -503,13 +504,13 @@ def test_balanced_shares_kernel_covers_every_share_once(kv, next_n, cr, split):
     n_bound = max(kv) // cr
     lengths = reference.row_lengths(kv_t, rows, n_bound, next_n=next_n, compress_ratio=cr).tolist()
     shares = reference.balanced_shares(lengths, k, tile, split * rows)
-    out = torch.full((rows * split, 4), -9, dtype=torch.int32, device=DEV)
+    out = torch.full((rows * split, 5), -9, dtype=torch.int32, device=DEV)
     _shares_probe[(split, rows)](kv_t, out, next_n, cr.bit_length() - 1, n_bound, K=k, TILE=tile, SPLIT=split,
                                  ROWS_BLOCK=1 << (rows - 1).bit_length())
     got = out.cpu().tolist()
-    staged = sorted((r, p) for r, p, s, _ in got if s > 0)
+    staged = sorted((r, p) for r, p, s, _, _ in got if s > 0)
     assert staged == sorted((r, p) for r, s in enumerate(shares) for p in range(s))
-    assert all(s == shares[r] for r, _, s, _ in got if s > 0)
+    assert all(s == shares[r] and n == lengths[r] for r, _, s, _, n in got if s > 0)  # the staged row's length too
     assert [got[row * split][3] for row in range(rows)] == shares
 
 
