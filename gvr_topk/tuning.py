@@ -275,9 +275,11 @@ SPLIT_WARPS = 8
 #: (``kernels/_common._balanced_shares``, host mirror ``reference.balanced_shares``). The split family's time is
 #: set by its longest row's share: the benchmark's varlen batch of 4 requests x next_n 4 (16 rows of up to 131072
 #: columns, 46,541 on average; 4 rows of at most K) streams 16,384 scores per program of its longest rows at 8 per
-#: row, 12,288 with the shares (14 programs for each of those rows). 0 (SPLIT per row) until measured on the H200
-#: (NOTES entry 40 has the prediction).
-SPLIT_BALANCE = 0
+#: row, 12,288 with the shares (14 programs for each of those rows). Measured on an H100 80GB HBM3 (no H200 was
+#: lent; NOTES entry 41, 2026-12-06, `probe_sample.py --arms defaults,D1 --reps 25`, hint-free, cold L2, us, off -> on):
+#: varlen/b4xnn4/cr4 K=2048 37.0 -> 28.6; 1 x 131075 K=2048 18.4 -> 18.1, 8 x 131075 K=2048 24.8 -> 25.1, 8 x 16387
+#: K=512 17.7 -> 17.7, 16 x 65536 K=2048 29.2 -> 29.5 (rows of one length: the same shares); all exact.
+SPLIT_BALANCE = 1
 #: The split family's cooperative form (``kernels/split.py``): "fused" (one cooperative launch whose programs meet
 #: at spin barriers and share the selection; Triton's interpreter runs it as two or three launches), "phased"
 #: (those launches on the GPU too), "off" (the last program of a row selects alone). ``dispatch`` uses it for rows

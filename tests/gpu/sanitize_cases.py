@@ -16,7 +16,7 @@ Run (GPU)::
     PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool racecheck python tests/gpu/sanitize_cases.py --quick
     PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck python tests/gpu/sanitize_cases.py --family split
     PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck python tests/gpu/sanitize_cases.py \
-        --family split --tuning SPLIT_BALANCE=1      # an option that is off by default
+        --family stream --tuning STREAM_MIN_SPLIT=6      # an option that is off by default
 
 Without the caching allocator every tensor is its own cudaMalloc, so an access past a tensor's end is outside any
 allocation and memcheck reports it (with caching it could land in a neighbouring cached block). Outputs are
@@ -170,7 +170,7 @@ def main(argv=None) -> int:
     ap.add_argument("--only", default=None, metavar="TEXT",
                     help="only the cases of the main list whose name contains TEXT, e.g. 'stream long rows'")
     ap.add_argument("--tuning", default=None, metavar="NAME=INT,...",
-                    help="gvr_topk.tuning integers to replace first, e.g. SPLIT_BALANCE=1 (an option off by default)")
+                    help="gvr_topk.tuning integers to replace first, e.g. STREAM_MIN_SPLIT=6 (an option that is off)")
     args = ap.parse_args(argv)
     for name, value in tuning_overrides(args.tuning, "--tuning").items():
         setattr(tuning, name, value)

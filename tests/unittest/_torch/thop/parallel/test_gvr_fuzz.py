@@ -19,7 +19,7 @@ Environment:
 * ``GVR_FUZZ_FAMILY``: keep only configurations whose widest launch takes this family (``widest_plan``'s family,
   e.g. ``stream``), drawn from the same seeded sequence, to aim a run at one family's kernels.
 * ``GVR_FUZZ_TUNING``: ``"NAME=INT[,NAME=INT...]"`` replaces ``gvr_topk.tuning`` integers for the run, e.g.
-  ``SPLIT_BALANCE=1``: an option that is off by default is fuzzed before it is adopted.
+  ``SPLIT_BALANCE=0``: an option is fuzzed on either side before it is adopted or dropped.
 
 On a GPU the data is generated on the device and the check runs there against ``gvr_topk.reference`` (its index
 set is unique under the tie rule), with one host synchronisation per configuration; the first case of every

@@ -578,7 +578,7 @@ def test_compute_sanitizer(tool):
     quick = ["--quick"] if tool == "racecheck" else []  # racecheck is slow: the script's reduced case list
     family = os.environ.get("GVR_SANITIZE_FAMILY")  # one family's cases only, for a run after a change to it
     quick += ["--family", family] if family else []
-    overrides = os.environ.get("GVR_SANITIZE_TUNING")  # e.g. SPLIT_BALANCE=1: an option off by default
+    overrides = os.environ.get("GVR_SANITIZE_TUNING")  # e.g. STREAM_MIN_SPLIT=6: an option off by default
     quick += ["--tuning", overrides] if overrides else []
     timeout = int(os.environ.get("GVR_SANITIZE_TIMEOUT", "900"))
     # The same cases once without the sanitizer first: Triton compiles every kernel into its disk cache here, so the
