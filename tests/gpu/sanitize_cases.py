@@ -17,6 +17,8 @@ Run (GPU)::
     PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck python tests/gpu/sanitize_cases.py --family split
     PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck python tests/gpu/sanitize_cases.py \
         --family stream --tuning STREAM_MIN_SPLIT=6      # an option that is off by default
+    python tests/gpu/sanitize_cases.py --family split --shard 0/8     # one of 8 processes that compile the kernels
+    python tests/gpu/sanitize_cases.py --list                         # the cases' labels
 
 Without the caching allocator every tensor is its own cudaMalloc, so an access past a tensor's end is outside any
 allocation and memcheck reports it (with caching it could land in a neighbouring cached block). Outputs are
@@ -24,6 +26,7 @@ allocated exactly ``(rows, K)`` for the same reason. Without a GPU the script ru
 """
 
 import argparse
+import functools
 import os
 import sys
 
@@ -160,6 +163,75 @@ def run_tied(family, x, seed, k=512):
     return check_exact(x, idx, kv_lens=kv, values=val)
 
 
+def work(quick: bool, ties_only: bool, family=None):
+    """Every checked call of a run, in order: ``(label, thunk)``, the thunk returning the problems it found.
+
+    A case's seed is its place in this list (before ``--only`` or ``--shard`` pick from it), so a run of part of
+    the list makes the same calls as the whole run: the same kernels compile, which is what a pre-run that fills
+    Triton's cache for a later sanitized run needs.
+    """
+    mine = (lambda f: family is None or f == family)
+    items = []
+    for i, (name, fam, x) in enumerate(tied_cases()):
+        if mine(fam):
+            items.append((f"[tie {i + 1}] {name}", functools.partial(run_tied, fam, x, seed=i)))
+    for i, (name, x) in enumerate(coop_rows() if mine("split") else []):
+        items.append((f"[cooperative {i + 1}] {name}", functools.partial(run_tied, "split", x, seed=i, k=2048)))
+    repeated = (("split", 20000, 2), ("stream", 16387, 2)) if ties_only else (
+        ("split", 20000, 2), ("reg", 5000, 2), ("stream", 16387, 2))
+    if not ties_only:
+        listed = [c for c in cases(quick) if mine(c[1])]
+        for i, c in enumerate(listed):
+            items.append((f"[{i + 1}/{len(listed)}] {c[0]}", functools.partial(run_case, *c, seed=i)))
+        # The batch-uniform entry (no kv_lens).
+        for fam in gvr_topk.FAMILIES:
+            if mine(fam):
+                items.append((f"run family={fam}", functools.partial(run_uniform, fam)))
+    for fam, n, rows in repeated:
+        if mine(fam):
+            items.append((f"repeated calls family={fam}", functools.partial(repeated_calls, fam, n, rows)))
+    if family is None and not ties_only:
+        items.append(("topk", run_functional))
+    return items
+
+
+def run_uniform(family):
+    x = torch.randn(3, 5000, generator=torch.Generator().manual_seed(13)).to(DEV)
+    idx = torch.empty(3, 64, dtype=torch.int32, device=DEV)
+    gvr_topk.run(x, None, 4097, idx, family=family)
+    return check_exact(x, idx, n_valid=4097)
+
+
+def run_functional():
+    x = torch.randn(3, 5000, generator=torch.Generator().manual_seed(14)).to(DEV)
+    idx, val = gvr_topk.topk(x, 100, return_values=True)
+    return check_exact(x, idx, values=val)
+
+
+def repeated_calls(family, n, rows):
+    """One signature called three times: from the second hot call on, launches go direct (launch/direct.py)."""
+    problems = []
+    g = torch.Generator().manual_seed(15)
+    for rep in range(3):
+        xr = torch.randn(rows, n, generator=g).to(DEV)
+        kv = torch.full((rows,), n, dtype=torch.int32, device=DEV)
+        idx = torch.empty(rows, 64, dtype=torch.int32, device=DEV)
+        gvr_topk.run_varlen(xr, None, kv, idx, family=family, max_seq_len=n)
+        problems += [f"call {rep + 1}: {p}" for p in check_exact(xr, idx, kv_lens=kv)]
+    return problems
+
+
+def _shard(text: str):
+    """``--shard``'s ``"I/N"`` -> (I, N) with 0 <= I < N."""
+    try:
+        i, n = (int(v) for v in text.split("/"))
+    except ValueError:
+        i, n = -1, 0
+    if not 0 <= i < n:
+        raise argparse.ArgumentTypeError(f"expected I/N with integers 0 <= I < N, got {text!r}")
+    return i, n
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer cases (for racecheck, which is slow)")
@@ -168,91 +240,37 @@ def main(argv=None) -> int:
     ap.add_argument("--family", choices=gvr_topk.FAMILIES, default=None,
                     help="only the cases of this family (a shorter sanitizer run after a change to one family)")
     ap.add_argument("--only", default=None, metavar="TEXT",
-                    help="only the cases of the main list whose name contains TEXT, e.g. 'stream long rows'")
+                    help="only the cases whose label contains TEXT, e.g. 'stream long rows'")
+    ap.add_argument("--shard", type=_shard, default=None, metavar="I/N",
+                    help="only every N-th case from the I-th (0-based): N processes with I = 0..N-1 make the whole "
+                         "run's calls between them (a parallel pre-run that compiles the kernels)")
+    ap.add_argument("--list", action="store_true", help="print the selected cases' labels and exit")
     ap.add_argument("--tuning", default=None, metavar="NAME=INT,...",
                     help="gvr_topk.tuning integers to replace first, e.g. STREAM_MIN_SPLIT=6 (an option that is off)")
     args = ap.parse_args(argv)
     for name, value in tuning_overrides(args.tuning, "--tuning").items():
         setattr(tuning, name, value)
-    mine = (lambda family: args.family is None or family == args.family)
-    failed = 0
-    total = 0
+    items = work(args.quick, args.ties_only, args.family)
     if args.only:
-        picked = [c for c in cases(args.quick) if mine(c[1]) and args.only in c[0]]
+        picked = [it for it in items if args.only in it[0]]
         if not picked:
-            names = "; ".join(c[0] for c in cases(args.quick) if mine(c[1]))
-            print(f"GVR-SANITIZE-CASES --only {args.only!r}: expected part of a case name, got none of: {names}")
+            names = "; ".join(label for label, _ in items)
+            print(f"GVR-SANITIZE-CASES --only {args.only!r}: expected part of a case label, got none of: {names}")
             return 2
-        return _verdict(_run_listed(picked), len(picked))
-    for i, (name, family, x) in enumerate(tied_cases()):
-        if not mine(family):
-            continue
-        problems = run_tied(family, x, seed=i)
-        print(f"[tie {i + 1}] {name}: {'exact' if not problems else 'WRONG ' + '; '.join(problems)}", flush=True)
-        failed += bool(problems)
-        total += 1
-    for i, (name, x) in enumerate(coop_rows() if mine("split") else []):
-        problems = run_tied("split", x, seed=i, k=2048)
-        print(f"[cooperative {i + 1}] {name}: {'exact' if not problems else 'WRONG ' + '; '.join(problems)}",
-              flush=True)
-        failed += bool(problems)
-        total += 1
-    fails = []
-    if args.ties_only:
-        total += _repeated_calls([s for s in (("split", 20000, 2), ("stream", 16387, 2)) if mine(s[0])], fails.append)
-        return _verdict(failed + len(fails), total)
-    all_cases = [c for c in cases(args.quick) if mine(c[1])]
-    failed += _run_listed(all_cases)
-    # The batch-uniform entry and the functional form.
-    x = torch.randn(3, 5000, device=DEV)
-    families = [f for f in gvr_topk.FAMILIES if mine(f)]
-    for family in families:
-        idx = torch.empty(3, 64, dtype=torch.int32, device=DEV)
-        gvr_topk.run(x, None, 4097, idx, family=family)
-        p = check_exact(x, idx, n_valid=4097)
-        print(f"run family={family}: {'exact' if not p else 'WRONG ' + '; '.join(p)}", flush=True)
-        failed += bool(p)
-    direct_calls = _repeated_calls([s for s in (("split", 20000, 2), ("reg", 5000, 2), ("stream", 16387, 2))
-                                    if mine(s[0])], fails.append)
-    failed += len(fails)
-    total += len(all_cases) + len(families) + direct_calls
-    if args.family is None:
-        idx, val = gvr_topk.topk(x, 100, return_values=True)
-        p = check_exact(x, idx, values=val)
-        failed += bool(p)
-        total += 1
-        print(f"topk: {'exact' if not p else 'WRONG ' + '; '.join(p)}")
-    return _verdict(failed, total)
-
-
-def _repeated_calls(shapes, on_fail) -> int:
-    """One signature per (family, n, rows) called three times: from the second hot call on, launches go direct
-    (launch/direct.py). Returns the number of calls; ``on_fail`` gets each wrong call's problems."""
-    calls = 0
-    for family, n, rows in shapes:
-        for rep in range(3):
-            xr = torch.randn(rows, n, device=DEV)
-            kv = torch.full((rows,), n, dtype=torch.int32, device=DEV)
-            idx = torch.empty(rows, 64, dtype=torch.int32, device=DEV)
-            gvr_topk.run_varlen(xr, None, kv, idx, family=family, max_seq_len=n)
-            p = check_exact(xr, idx, kv_lens=kv)
-            print(f"repeated call {rep + 1} family={family}: {'exact' if not p else 'WRONG ' + '; '.join(p)}",
-                  flush=True)
-            if p:
-                on_fail(p)
-            calls += 1
-    return calls
-
-
-def _run_listed(listed) -> int:
-    """Run cases of ``cases()``, one line each; returns how many were not exact."""
+        items = picked
+    if args.shard:
+        items = items[args.shard[0]::args.shard[1]]
+    if args.list:
+        print("\n".join(label for label, _ in items))
+        return 0
     failed = 0
-    for i, c in enumerate(listed):
-        problems = run_case(*c, seed=i)
-        print(f"[{i + 1}/{len(listed)}] {c[0]}: {'exact' if not problems else 'WRONG ' + '; '.join(problems)}",
-              flush=True)
+    for label, thunk in items:
+        problems = thunk()
+        if DEV == "cuda":
+            torch.cuda.synchronize()
+        print(f"{label}: {'exact' if not problems else 'WRONG ' + '; '.join(problems)}", flush=True)
         failed += bool(problems)
-    return failed
+    return _verdict(failed, len(items))
 
 
 def _verdict(failed: int, total: int) -> int:

@@ -6,12 +6,14 @@ exact: index sets equal the reference's (unique under the contract's tie rule: l
 score), short rows are ``0 .. n-1`` then -1, values are the scores at the chosen columns.
 """
 
+import importlib.util
 import inspect
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -581,18 +583,23 @@ def test_compute_sanitizer(tool):
     overrides = os.environ.get("GVR_SANITIZE_TUNING")  # e.g. STREAM_MIN_SPLIT=6: an option off by default
     quick += ["--tuning", overrides] if overrides else []
     timeout = int(os.environ.get("GVR_SANITIZE_TIMEOUT", "900"))
-    # The same cases once without the sanitizer first: Triton compiles every kernel into its disk cache here, so the
-    # sanitized run only loads them (on the H200 compiling took most of a 280 s memcheck run that timed out). One
-    # process per family, at once: on a fresh H100 machine one process compiling every family's kernels in turn did
-    # not finish in 300 s (NOTES entry 39). Their union is the full run's cases but for its last ``topk`` call.
-    pre_runs = [[sys.executable, str(script), *quick, *(["--family", f] if not family else [])]
-                for f in (gvr_topk.FAMILIES if not family else [family])]
+    # The same calls once without the sanitizer first: Triton compiles every kernel into its disk cache here, so the
+    # sanitized run only loads them (on the H200 compiling took most of a 280 s memcheck run that timed out). The
+    # calls are dealt out to several processes (``--shard``): one process per family still passed 300 s on a cold
+    # machine (the split family's alone, H100, NOTES entry 42), each case compiling its own kernels in 10-20 s.
+    jobs = max(2, min(8, (os.cpu_count() or 2) // 2))
+    pre_runs = [[sys.executable, str(script), *quick, "--shard", f"{i}/{jobs}"] for i in range(jobs)]
     logs = [tempfile.TemporaryFile("w+") for _ in pre_runs]  # files, not pipes: no process blocks on a full pipe
     procs = [subprocess.Popen(c, env=env, stdout=log, stderr=subprocess.STDOUT, text=True)
              for c, log in zip(pre_runs, logs)]
+    deadline = time.monotonic() + timeout
     try:
         for c, proc, log in zip(pre_runs, procs, logs):
-            proc.wait(timeout=timeout)
+            try:
+                proc.wait(timeout=max(1.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                log.seek(0)
+                pytest.fail(f"pre-run {c[2:]} did not finish in {timeout} s; its last lines:\n{log.read()[-2000:]}")
             log.seek(0)
             out = log.read()
             assert proc.returncode == 0 and "GVR-SANITIZE-CASES OK" in out, f"{c[2:]}: {out[-4000:]}"
@@ -614,3 +621,52 @@ def test_compute_sanitizer(tool):
     clean = "ERROR SUMMARY: 0 errors" if tool == "memcheck" else "RACECHECK SUMMARY: 0 hazards displayed (0 errors"
     assert clean in out, out[-4000:]
     assert p.returncode == 0, out[-4000:]
+
+
+def _sanitize_script():
+    spec = importlib.util.spec_from_file_location("gvr_sanitize_cases", REPO / "tests" / "gpu" / "sanitize_cases.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("flags", [[], ["--quick"], ["--family", "split"], ["--ties-only"],
+                                   ["--quick", "--family", "stream"], ["--only", "cooperative"]])
+def test_sanitize_cases_shards_make_the_whole_run(flags, capsys):
+    """The sanitizer test's parallel pre-run: ``--shard I/N`` for I = 0..N-1 lists each case of the run exactly
+    once, with the seed the whole run gives it (so the pre-run compiles the kernels the sanitized run launches)."""
+    mod = _sanitize_script()
+    assert mod.main([*flags, "--list"]) == 0
+    whole = capsys.readouterr().out.splitlines()
+    assert whole and len(set(whole)) == len(whole)
+    parts = []
+    for i in range(3):
+        assert mod.main([*flags, "--list", "--shard", f"{i}/3"]) == 0
+        parts.append(capsys.readouterr().out.splitlines())
+    assert sorted(sum(parts, [])) == sorted(whole)
+    assert all(abs(len(a) - len(b)) <= 1 for a in parts for b in parts)
+    # Run one shard with the kernels' calls replaced by a recorder: each case gets the seed of the whole run.
+    family = next((f for f in gvr_topk.FAMILIES if f in flags), None)
+    whole_calls = {label: (f.func.__name__, f.args[0], f.keywords["seed"])
+                   for label, f in mod.work("--quick" in flags, "--ties-only" in flags, family)
+                   if "seed" in getattr(f, "keywords", {})}
+    calls = []
+    for name in ("run_case", "run_tied"):
+        setattr(mod, name, lambda *a, seed, _name=name, **kw: calls.append((_name, a[0], seed)) or [])
+    for name in ("run_uniform", "repeated_calls", "run_functional"):
+        setattr(mod, name, lambda *a: [])
+    assert mod.main([*flags, "--shard", "1/3"]) == 0
+    assert "GVR-SANITIZE-CASES OK" in capsys.readouterr().out
+    assert calls and calls == [whole_calls[label] for label in parts[1] if label in whole_calls]
+
+
+def test_sanitize_cases_bad_selection(capsys):
+    mod = _sanitize_script()
+    for bad in ("3/3", "-1/2", "1", "a/b"):
+        with pytest.raises(SystemExit) as e:
+            mod.main(["--list", "--shard", bad])
+        assert e.value.code == 2
+        assert "--shard" in capsys.readouterr().err
+    assert mod.main(["--list", "--only", "no such case"]) == 2
+    assert "expected part of a case label" in capsys.readouterr().out
+
