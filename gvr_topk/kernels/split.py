@@ -89,8 +89,15 @@ def _split_row(row, indices_ptr, values_ptr, logits_ptr, kv_lens_ptr, n_bound, r
                n_uniform, next_n, cr_shift, VARLEN: tl.constexpr):
     """A row's valid length and its score, index and value row pointers (both split kernels)."""
     n = _row_length(row, kv_lens_ptr, n_uniform, next_n, cr_shift, n_bound, VARLEN)
+    row_ptr, out_ptr, val_ptr = _row_ptrs(row, indices_ptr, values_ptr, logits_ptr, row_stride, out_stride, val_stride)
+    return n, row_ptr, out_ptr, val_ptr
+
+
+@triton.jit
+def _row_ptrs(row, indices_ptr, values_ptr, logits_ptr, row_stride, out_stride, val_stride):
+    """A row's score, index and value row pointers (64-bit offsets: rows x stride can pass 2**31)."""
     r = row.to(tl.int64)
-    return n, logits_ptr + r * row_stride, indices_ptr + r * out_stride, values_ptr + r * val_stride
+    return logits_ptr + r * row_stride, indices_ptr + r * out_stride, values_ptr + r * val_stride
 
 
 @triton.jit
@@ -130,11 +137,11 @@ def _gvr_split_kernel(
                                                            kv_lens_ptr, next_n, cr_shift, n_bound, K, TILE,
                                                            SPLIT * tl.num_programs(1))
         if ssplit > 0:
-            r = srow.to(tl.int64)
-            _split_share(indices_ptr + r * out_stride, values_ptr + r * val_stride, logits_ptr + r * row_stride,
-                         pre_idx_ptr, ws_count_ptr, ws_keys_ptr, ws_cols_ptr, srow, spart, ssplit, s_n, next_n,
-                         pre_stride, aim, K, KB, TILE, CAP, SAMPLE, SAMPLE_GROUP, MIN_TILE, HINT_FREE, HAS_VALUES,
-                         LANES, TIE_RUNG, REFINE_TILE)
+            s_row_ptr, s_out_ptr, s_val_ptr = _row_ptrs(srow, indices_ptr, values_ptr, logits_ptr, row_stride,
+                                                        out_stride, val_stride)
+            _split_share(s_out_ptr, s_val_ptr, s_row_ptr, pre_idx_ptr, ws_count_ptr, ws_keys_ptr, ws_cols_ptr, srow,
+                         spart, ssplit, s_n, next_n, pre_stride, aim, K, KB, TILE, CAP, SAMPLE, SAMPLE_GROUP, MIN_TILE,
+                         HINT_FREE, HAS_VALUES, LANES, TIE_RUNG, REFINE_TILE)
     elif n <= K:
         if part == 0:
             _emit_short(out_ptr, val_ptr, row_ptr, n, K, KB, HAS_VALUES)
@@ -372,7 +379,9 @@ def _gvr_split_coop_kernel(
                                                              TILE, SPLIT * tl.num_programs(1))
         if PHASE <= 1:
             if ssplit > 0:
-                _coop_stage(logits_ptr + srow.to(tl.int64) * row_stride, s_n, srow, spart, ssplit, ws_count_ptr,
+                s_row_ptr, _s_out, _s_val = _row_ptrs(srow, indices_ptr, values_ptr, logits_ptr, row_stride,
+                                                      out_stride, val_stride)
+                _coop_stage(s_row_ptr, s_n, srow, spart, ssplit, ws_count_ptr,
                             ws_keys_ptr, ws_cols_ptr, ws_coop_ptr, aim, TILE, CAP, SAMPLE, SAMPLE_GROUP, LANES,
                             COOP_WORDS, WINDOW, True)
                 if PHASE == 0:
