@@ -133,6 +133,66 @@ def time_graph(graph: torch.cuda.CUDAGraph, flush: L2Flush, reps: int, warmup: i
     return summarize([s.elapsed_time(e) * 1e3 for s, e in zip(starts, ends)], "graph")
 
 
+def interleaved_order(arms: int, reps: int) -> List[int]:
+    """The replay order of :func:`time_graphs_interleaved`: ``reps`` rounds over ``arms`` arms, round r starting at
+    arm r mod arms, so every arm runs first, second, ... equally often when ``reps`` is a multiple of ``arms``.
+
+    Parameters
+    ----------
+    arms, reps : int
+        Arms (>= 1) and rounds (>= 0).
+
+    Returns
+    -------
+    list of int
+        ``arms * reps`` arm indices.
+    """
+    if arms < 1 or reps < 0:
+        raise ValueError(f"interleaved_order: expected arms >= 1 and reps >= 0, got arms={arms}, reps={reps}")
+    return [(r + i) % arms for r in range(reps) for i in range(arms)]
+
+
+def time_graphs_interleaved(graphs: Sequence[torch.cuda.CUDAGraph], flush: L2Flush, reps: int,
+                            warmup: int = 2) -> List[Timing]:
+    """:func:`time_graph` for several graphs at once, their replays interleaved (:func:`interleaved_order`).
+
+    Timing arms one after another lets a drift of the GPU's or host's state over the run, or the arm before,
+    bias an arm by its place: on the H200 the same two arms differed by 1-5 us by order alone (NOTES entry 42).
+    Interleaving with rotated rounds gives every arm the same places.
+
+    Parameters
+    ----------
+    graphs : sequence of torch.cuda.CUDAGraph
+        One per arm, each already replayed or captured after an eager call.
+    flush : L2Flush
+    reps : int
+        Timed replays per graph.
+    warmup : int
+        Untimed replays of each graph first.
+
+    Returns
+    -------
+    list of Timing
+        One per graph, in order.
+    """
+    for _ in range(warmup):
+        for g in graphs:
+            g.replay()
+    order = interleaved_order(len(graphs), reps)
+    starts = [torch.cuda.Event(enable_timing=True) for _ in order]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in order]
+    for j, arm in enumerate(order):
+        flush()
+        starts[j].record()
+        graphs[arm].replay()
+        ends[j].record()
+    torch.cuda.synchronize()
+    samples: List[List[float]] = [[] for _ in graphs]
+    for j, arm in enumerate(order):
+        samples[arm].append(starts[j].elapsed_time(ends[j]) * 1e3)
+    return [summarize(s, "graph") for s in samples]
+
+
 def time_eager(fn: Callable[[], object], flush: L2Flush, reps: int, warmup: int = 2) -> Timing:
     """Interval from an idle GPU to the end of an eager ``fn()`` call, cold L2 (host overhead included).
 

@@ -287,6 +287,27 @@ def test_quantiles():
         timing.quantile([], 0.5)
 
 
+
+@pytest.mark.parametrize("arms,reps", [(1, 5), (2, 25), (3, 6), (5, 25), (6, 25)])
+def test_interleaved_order_gives_every_arm_every_place(arms, reps):
+    order = timing.interleaved_order(arms, reps)
+    assert len(order) == arms * reps
+    assert all(order.count(a) == reps for a in range(arms))
+    rounds = [order[r * arms:(r + 1) * arms] for r in range(reps)]
+    assert all(sorted(r) == list(range(arms)) for r in rounds)  # each round replays every arm once
+    # Place p of round r holds arm (r + p) mod arms: over a multiple of `arms` rounds each arm sits at each place
+    # equally often; otherwise no arm sits at a place more than once more than another.
+    for place in range(arms):
+        counts = [sum(r[place] == a for r in rounds) for a in range(arms)]
+        assert max(counts) - min(counts) <= (0 if reps % arms == 0 else 1)
+
+
+def test_interleaved_order_bad_arguments():
+    assert timing.interleaved_order(3, 0) == []
+    for arms, reps in ((0, 5), (2, -1)):
+        with pytest.raises(ValueError, match="arms >= 1 and reps >= 0"):
+            timing.interleaved_order(arms, reps)
+
 # ------------------------------------------------------------------------------------------------ report
 def _rec(rows, n, k, hinted, torch_us, floor_us=None, free=None, invalid=None, eager=None, suite="grid",
          exact=True, clock="graph"):
