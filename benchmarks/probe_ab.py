@@ -4,9 +4,9 @@ Kernel changes (not tuning values, which ``probe_sample.py`` A/Bs) used to be co
 cells differ by +-2 us from process to process. This probe freezes each revision of ``--rev`` (comma-separated;
 the first is the base the ratios are taken against) as a package ``gvr_topk_r<i>`` in a temporary directory (``git
 archive``; its torch op namespace renamed ``gvr_r<i>`` so all register), then, per cell, calls every package's
-hint-free ``run_varlen`` on the same inputs, captures each into a CUDA graph and replays them interleaved (r0, r1,
-..., new, r0, r1, ...; L2 flushed before each replay), and checks every output exact. Arms are named by their
-revision as given; ``new`` is the working tree. Used for NOTES entries 15-16.
+hint-free ``run_varlen`` on the same inputs, captures each into a CUDA graph and replays them interleaved
+(rounds of r0, r1, ..., new, each round's order rotated by one; L2 flushed before each replay), and checks every
+output exact. Arms are named by their revision as given; ``new`` is the working tree. Used for NOTES entries 15-16.
 
     python benchmarks/probe_ab.py --rev HEAD[,BRANCH,DIR,...] --cells 1x131075x2048,512x131075x2048 [--reps 30]
                                   [--data decode,equal,...] [--values] [--no-new] [--out DIR]
@@ -148,12 +148,11 @@ def main() -> int:
             call()
             graphs[name], _ = timing.capture(call)
             outs[name] = (idx, val)
-        halves = {name: [] for name in pk}
-        for _ in range(2):  # interleaved halves spread any drift over both arms
-            for name in pk:
-                halves[name].append(timing.time_graph(graphs[name], flush, max(5, args.reps // 2)).median_us)
+        # Replays interleaved, each round in a rotated order: no revision gains or loses by its place (NOTES
+        # entry 42: a sequential order biased an arm by 1-5 us on the H200).
+        for name, t in zip(graphs, timing.time_graphs_interleaved(list(graphs.values()), flush, args.reps)):
+            rec["us"][name] = round(t.median_us, 2)
         for name in pk:
-            rec["us"][name] = round(sum(halves[name]) / 2, 2)
             idx, val = outs[name]
             idx.fill_(-7)
             graphs[name].replay()
