@@ -137,10 +137,10 @@ def main() -> int:
     flush = timing.L2Flush(dev)
     results = []
     for (rows, n, k), data in ((c, d) for c in cells for d in kinds):
-        x, kv, torch_us = probe_sample.cell(rows, n, k, data, flush, args.reps)
+        x, kv, torch_graph = probe_sample.cell(rows, n, k, data, dev)
         rec = dict(rows=rows, n=n, k=k, data=data, family=pk[names[-1]].route(rows, n, n, k).family,
-                   us={"torch": torch_us}, exact={})
-        graphs, outs = {}, {}
+                   us={}, exact={})
+        graphs, outs = {"torch": torch_graph}, {}
         for name, m in pk.items():
             idx = torch.empty(rows, k, dtype=torch.int32, device=dev)
             val = torch.empty(rows, k, device=dev) if args.values else None
@@ -148,8 +148,8 @@ def main() -> int:
             call()
             graphs[name], _ = timing.capture(call)
             outs[name] = (idx, val)
-        # Replays interleaved, each round in a rotated order: no revision gains or loses by its place (NOTES
-        # entry 42: a sequential order biased an arm by 1-5 us on the H200).
+        # Replays interleaved, torch.topk's among them, each round in a rotated order: no arm gains or loses by its
+        # place (NOTES entry 42: a sequential order biased an arm by 1-5 us on the H200).
         for name, t in zip(graphs, timing.time_graphs_interleaved(list(graphs.values()), flush, args.reps)):
             rec["us"][name] = round(t.median_us, 2)
         for name in pk:

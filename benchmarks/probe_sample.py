@@ -183,21 +183,21 @@ def precompile(arms, cases, jobs: int) -> None:
                 print("precompile:", err, flush=True)
 
 
-def cell(rows: int, n: int, k: int, data: str, flush, reps: int) -> tuple:
-    """(scores, kv_lens, torch.topk us) of one probe cell on the GPU: the benchmark's rows of ``data`` (``"decode"``
-    or an adversarial kind) at full length, and torch.topk's median graph-replay time on them (L2 flushed). Also used
-    by ``probe_ab.py``."""
-    return case_cell(Case("grid" if data == "decode" else "adversarial", rows, n, k, data=data), flush, reps)
+def cell(rows: int, n: int, k: int, data: str, device: torch.device) -> tuple:
+    """(scores, kv_lens, torch.topk graph) of one probe cell on the GPU: the benchmark's rows of ``data``
+    (``"decode"`` or an adversarial kind) at full length, and torch.topk on them captured into a CUDA graph, to be
+    timed with the other arms (``timing.time_graphs_interleaved``). Also used by ``probe_ab.py``."""
+    return case_cell(Case("grid" if data == "decode" else "adversarial", rows, n, k, data=data), device)
 
 
-def case_cell(case: Case, flush, reps: int) -> tuple:
+def case_cell(case: Case, device: torch.device) -> tuple:
     """``cell`` for any case (``parse_cell``); torch.topk runs over the full row width (columns past a varlen row's
     length hold -inf, as in the benchmark)."""
-    inp = make_inputs(case, k_max=2048, device=flush.buf.device)
+    inp = make_inputs(case, k_max=2048, device=device)
     x, kv, k = inp.logits, inp.kv_lens, case.k
     torch.topk(x, k, dim=1, sorted=False)
     g, _ = timing.capture(lambda: torch.topk(x, k, dim=1, sorted=False))
-    return x, kv, round(timing.time_graph(g, flush, reps).median_us, 2)
+    return x, kv, g
 
 
 def main() -> int:
@@ -220,15 +220,13 @@ def main() -> int:
     for case in cases:
         rows, n, k = case.rows, case.n, case.k
         kw = call_kwargs(case)
-        inp = make_inputs(case, k_max=2048, device=dev)
-        x, kv = inp.logits, inp.kv_lens
+        x, kv, torch_graph = case_cell(case, dev)
         data = f"b{case.batch}xnn{case.next_n}/cr{case.compress_ratio}" if case.varlen else args.data
         rec = dict(data=data, rows=rows, n=n, k=k, family=gvr_topk.route(rows, n, n, k).family,
                    us={}, exact={}, plan={})
         # Every arm captured first, then all timed with their replays interleaved (timing.time_graphs_interleaved:
         # an arm's place in a sequential order biased it by 1-5 us, NOTES entry 42). torch.topk is an arm too.
-        torch.topk(x, k, dim=1, sorted=False)
-        graphs = {"torch": timing.capture(lambda: torch.topk(x, k, dim=1, sorted=False))[0]}
+        graphs = {"torch": torch_graph}
         idxs = {}
         for spec, values in arms.items():
             idx = idxs[spec] = torch.empty(rows, k, dtype=torch.int32, device=dev)

@@ -120,17 +120,7 @@ def time_graph(graph: torch.cuda.CUDAGraph, flush: L2Flush, reps: int, warmup: i
     warmup : int
         Untimed replays first (first-replay costs: instantiation upload, TLB warm-up).
     """
-    for _ in range(warmup):
-        graph.replay()
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    for i in range(reps):
-        flush()
-        starts[i].record()
-        graph.replay()
-        ends[i].record()
-    torch.cuda.synchronize()
-    return summarize([s.elapsed_time(e) * 1e3 for s, e in zip(starts, ends)], "graph")
+    return time_graphs_interleaved([graph], flush, reps, warmup)[0]
 
 
 def interleaved_order(arms: int, reps: int) -> List[int]:
