@@ -5,8 +5,9 @@ cells differ by +-2 us from process to process. This probe freezes each revision
 the first is the base the ratios are taken against) as a package ``gvr_topk_r<i>`` in a temporary directory (``git
 archive``; its torch op namespace renamed ``gvr_r<i>`` so all register), then, per cell, calls every package's
 hint-free ``run_varlen`` on the same inputs, captures each into a CUDA graph and replays them interleaved
-(rounds of r0, r1, ..., new, each round's order rotated by one; L2 flushed before each replay), and checks every
-output exact. Arms are named by their revision as given; ``new`` is the working tree. Used for NOTES entries 15-16.
+(rounds of torch.topk, r0, r1, ..., new, each round's order rotated by one; L2 flushed before each replay), and
+checks every output exact. Arms are named by their revision as given; ``new`` is the working tree. Used for NOTES
+entries 15-16.
 
     python benchmarks/probe_ab.py --rev HEAD[,BRANCH,DIR,...] --cells 1x131075x2048,512x131075x2048 [--reps 30]
                                   [--data decode,equal,...] [--values] [--no-new] [--out DIR]
