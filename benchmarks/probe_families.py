@@ -25,7 +25,6 @@ def cold_replay_us(fn, reps=20):
     """Median microseconds of a CUDA-graph replay of fn(), L2 flushed before each replay (the benchmark's timing)."""
     if not _FLUSH:
         _FLUSH.append(timing.L2Flush(torch.device("cuda")))
-    fn()
     graph, _ = timing.capture(fn)
     return timing.time_graph(graph, _FLUSH[0], reps).median_us
 

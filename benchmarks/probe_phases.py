@@ -114,8 +114,6 @@ def main():
                 idx, x, cnt, keys, cols, t, n, x.stride(0), idx.stride(0), plan.aim, K=k, TILE=plan.block,
                 CAP=plan.cap, SAMPLE=plan.sample, SPLIT=plan.split, SEL_TILE=sel_tile,
                 LANES=stage_lanes(plan.block, warps), num_warps=warps)
-            call()
-            torch.cuda.synchronize()
             g, _ = timing.capture(call)
             us = timing.time_graph(g, flush, 15).median_us
             # one more replay after a flush, timestamps of that replay only

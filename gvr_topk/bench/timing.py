@@ -2,9 +2,10 @@
 CPU smoke runs.
 
 Graph replay (the protocol the targets use): the call is captured once into a ``torch.cuda.CUDAGraph`` after an
-eager warm-up (so Triton compiles and workspaces are sized outside capture). Each repetition zeroes a buffer larger
-than the L2 cache, records a start event, replays, records an end event; the GPU is still busy with the flush when
-the host enqueues the replay, so the event pair measures the graph's device time only, without host launch cost.
+eager warm-up on the capturing stream (so Triton compiles, and the stream's workspace is made, outside capture).
+Each repetition zeroes a buffer larger than the L2 cache, records a start event, replays, records an end event; the
+GPU is still busy with the flush when the host enqueues the replay, so the event pair measures the graph's device
+time only, without host launch cost.
 
 Eager path: each repetition flushes, then *synchronises* before recording the start event, so the GPU is idle and
 the measured interval includes everything the host does before the kernel starts (argument checks, dispatch,
@@ -15,6 +16,7 @@ import time
 from dataclasses import asdict
 from dataclasses import dataclass
 from typing import Callable
+from typing import Dict
 from typing import List
 from typing import Optional
 from typing import Sequence
@@ -90,9 +92,33 @@ class L2Flush:
         self.buf.zero_()
 
 
+#: One capture stream per device: every graph is captured on it after a warm call on it (see :func:`capture`).
+_CAPTURE_STREAMS: Dict[int, torch.cuda.Stream] = {}
+
+
+def capture_stream(device: Optional[torch.device] = None) -> torch.cuda.Stream:
+    """The stream :func:`capture` warms and captures on, one per device (default: the current device)."""
+    index = torch.cuda.current_device() if device is None or device.index is None else device.index
+    if index not in _CAPTURE_STREAMS:
+        _CAPTURE_STREAMS[index] = torch.cuda.Stream(device=index)
+    return _CAPTURE_STREAMS[index]
+
+
 def capture(fn: Callable[[], object], stream: Optional[torch.cuda.Stream] = None
             ) -> Tuple[torch.cuda.CUDAGraph, object]:
-    """Capture one call of ``fn`` (already run eagerly once) into a graph.
+    """Capture one call of ``fn`` into a graph, after one eager call of it on the capturing stream.
+
+    The eager call on that stream is what keeps setup out of the graph: the op's library workspace is one per
+    stream, and one created during capture adds its zeroing memset to the graph, which then runs on every replay
+    (the first-captured arm of a probe was 1.5-5 us slower for it, NOTES entry 43). Triton compiles in that call
+    too.
+
+    Parameters
+    ----------
+    fn : callable
+        The call; run once eagerly here, then captured.
+    stream : torch.cuda.Stream, optional
+        Stream to warm and capture on; default :func:`capture_stream` of the current device.
 
     Returns
     -------
@@ -100,6 +126,10 @@ def capture(fn: Callable[[], object], stream: Optional[torch.cuda.Stream] = None
         The graph and what ``fn`` returned during capture (tensors in the graph's memory pool, rewritten by every
         replay).
     """
+    stream = capture_stream() if stream is None else stream
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        fn()
     torch.cuda.synchronize()
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph, stream=stream):
