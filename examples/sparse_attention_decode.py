@@ -329,7 +329,9 @@ class DecodeWorkload:
                 self._layers_forward()
         torch.cuda.current_stream().wait_stream(side)
         self.graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(self.graph):
+        # Captured on the stream that was warmed: the op's default workspace (one per stream) already exists there,
+        # so its zeroing memset stays out of the graph.
+        with torch.cuda.graph(self.graph, stream=side):
             self._layers_forward()
         torch.cuda.synchronize()
 

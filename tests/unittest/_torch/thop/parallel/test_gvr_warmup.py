@@ -14,6 +14,7 @@ import torch
 import gvr_topk
 from gvr_topk import api
 from gvr_topk import tuning
+from gvr_topk import workspace as workspace_mod
 from gvr_topk.launch import cache
 from gvr_topk.testing import check_exact
 
@@ -445,6 +446,7 @@ def test_capture_on_a_stream_after_warmup_for_several_row_counts(fresh):
     assert gvr_topk.warmup(row_counts, k, n, n, next_n=next_n, hinted=[False, True], with_values=[False],
                            stream=s) > 0
     torch.cuda.synchronize()
+    made = dict(workspace_mod._DEFAULT)
     graphs = []
     for rows in row_counts:
         x, pre, kv, idx, _ = _gpu_case(rows, n, k, next_n=next_n, hinted=rows % 4 == 0, seed=rows)
@@ -452,6 +454,10 @@ def test_capture_on_a_stream_after_warmup_for_several_row_counts(fresh):
         with torch.cuda.graph(g, stream=s):
             gvr_topk.run_varlen(x, pre, kv, idx, next_n=next_n, max_seq_len=n)
         graphs.append((g, x, kv, idx))
+    # The warm-up made the stream's workspace at its largest size: no capture made or grew one, so no graph holds
+    # its zeroing memset (README, "CUDA graphs and warmup").
+    after = {key: w.data_ptr() for key, w in workspace_mod._DEFAULT.items()}
+    assert after == {key: w.data_ptr() for key, w in made.items()}
     for g, x, kv, idx in graphs:
         kv.copy_(torch.randint(0, n + 1, kv.shape, dtype=torch.int32, device="cuda"))
         g.replay()
