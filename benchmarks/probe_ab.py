@@ -5,9 +5,9 @@ cells differ by +-2 us from process to process. This probe freezes each revision
 the first is the base the ratios are taken against) as a package ``gvr_topk_r<i>`` in a temporary directory (``git
 archive``; its torch op namespace renamed ``gvr_r<i>`` so all register), then, per cell, calls every package's
 hint-free ``run_varlen`` on the same inputs, captures each into a CUDA graph and replays them interleaved
-(rounds of torch.topk, r0, r1, ..., new, each round's order rotated by one; L2 flushed before each replay), and
-checks every output exact. Arms are named by their revision as given; ``new`` is the working tree. Used for NOTES
-entries 15-16.
+(balanced rounds of r0, r1, ..., new: ``timing.interleaved_order``; L2 flushed before each replay), times
+torch.topk on its own after them, and checks every output exact. Arms are named by their revision as given;
+``new`` is the working tree. Used for NOTES entries 15-16.
 
     python benchmarks/probe_ab.py --rev HEAD[,BRANCH,DIR,...] --cells 1x131075x2048,512x131075x2048 [--reps 30]
                                   [--data decode,equal,...] [--values] [--no-new] [--out DIR]
@@ -141,18 +141,19 @@ def main() -> int:
         x, kv, torch_graph = probe_sample.cell(rows, n, k, data, dev)
         rec = dict(rows=rows, n=n, k=k, data=data, family=pk[names[-1]].route(rows, n, n, k).family,
                    us={}, exact={})
-        graphs, outs = {"torch": torch_graph}, {}
+        graphs, outs = {}, {}
         for name, m in pk.items():
             idx = torch.empty(rows, k, dtype=torch.int32, device=dev)
             val = torch.empty(rows, k, device=dev) if args.values else None
             call = (lambda m=m, idx=idx, val=val: m.run_varlen(x, None, kv, idx, values=val, max_seq_len=n))
-            call()
             graphs[name], _ = timing.capture(call)
             outs[name] = (idx, val)
-        # Replays interleaved, torch.topk's among them, each round in a rotated order: no arm gains or loses by its
-        # place (NOTES entry 42: a sequential order biased an arm by 1-5 us on the H200).
+        # Replays interleaved in balanced rounds: no arm gains or loses by its place or the arm before it (NOTES
+        # entry 42: a sequential order biased an arm by 1-5 us on the H200). torch.topk apart, after them: the arm
+        # replayed right after it ran 1-3 us slower on split cells (NOTES entry 43).
         for name, t in zip(graphs, timing.time_graphs_interleaved(list(graphs.values()), flush, args.reps)):
             rec["us"][name] = round(t.median_us, 2)
+        rec["us"]["torch"] = round(timing.time_graph(torch_graph, flush, args.reps).median_us, 2)
         for name in pk:
             idx, val = outs[name]
             idx.fill_(-7)

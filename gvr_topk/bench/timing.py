@@ -154,8 +154,13 @@ def time_graph(graph: torch.cuda.CUDAGraph, flush: L2Flush, reps: int, warmup: i
 
 
 def interleaved_order(arms: int, reps: int) -> List[int]:
-    """The replay order of :func:`time_graphs_interleaved`: ``reps`` rounds over ``arms`` arms, round r starting at
-    arm r mod arms, so every arm runs first, second, ... equally often when ``reps`` is a multiple of ``arms``.
+    """The replay order of :func:`time_graphs_interleaved`: ``reps`` rounds, each replaying every arm once, in the
+    rows of a Williams design (a Latin square balanced for the arm before).
+
+    Over every full period of rounds (``arms`` rounds for an even count of arms, ``2 * arms`` for an odd count) each
+    arm sits at each place of a round equally often, and follows each other arm equally often. Rounds that only
+    rotate one order keep every arm's neighbours: the arm after torch.topk was then always the same one, 1-3 us
+    slower for it on split cells of the H100 (NOTES entry 43).
 
     Parameters
     ----------
@@ -169,7 +174,13 @@ def interleaved_order(arms: int, reps: int) -> List[int]:
     """
     if arms < 1 or reps < 0:
         raise ValueError(f"interleaved_order: expected arms >= 1 and reps >= 0, got arms={arms}, reps={reps}")
-    return [(r + i) % arms for r in range(reps) for i in range(arms)]
+    # First row 0, 1, n-1, 2, n-2, ...: its steps (1, -2, 3, -4, ... mod n) are all different, so its shifts put
+    # every ordered pair side by side once; an odd n also needs the shifted rows reversed.
+    first = [0] + [(j + 1) // 2 if j % 2 else arms - j // 2 for j in range(1, arms)]
+    rows = [[(v + i) % arms for v in first] for i in range(arms)]
+    if arms % 2:
+        rows += [row[::-1] for row in rows]
+    return [a for r in range(reps) for a in rows[r % len(rows)]]
 
 
 def time_graphs_interleaved(graphs: Sequence[torch.cuda.CUDAGraph], flush: L2Flush, reps: int,
@@ -178,7 +189,7 @@ def time_graphs_interleaved(graphs: Sequence[torch.cuda.CUDAGraph], flush: L2Flu
 
     Timing arms one after another lets a drift of the GPU's or host's state over the run, or the arm before,
     bias an arm by its place: on the H200 the same two arms differed by 1-5 us by order alone (NOTES entry 42).
-    Interleaving with rotated rounds gives every arm the same places.
+    Interleaving in balanced rounds gives every arm the same places and the same arms before it.
 
     Parameters
     ----------
