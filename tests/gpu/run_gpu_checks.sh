@@ -14,7 +14,9 @@
 # Measured on 2 x H200 (2026-11-30): fuzz 10000 cases in 3 processes 155-212 s, the suite ~300 tests in > 500 s
 # with 4 workers beside the fuzz, memcheck ~200 s, racecheck ~140 s (each now after an unsanitized run of the same
 # cases that compiles the kernels: a memcheck run that compiled under load timed out at 280 s); ten processes at
-# once slowed every step several times, hence the lanes. All steps do not fit one 10-minute call: split them with
+# once slowed every step several times, hence the lanes. Since 2026-12-06 the sanitizer test runs both its pre-run and
+# its sanitized run in up to 8 shards: memcheck of every family on a cold H100 took 126 s (one sanitized process had
+# passed 300 s at case 34 of 37). All steps do not fit one 10-minute call: split them with
 # GVR_STEPS.
 # OUT_DIR/summary.txt: one line per step (exit status, seconds, pytest's last line), the fuzz totals and the
 # replay / sanitizer / NCCL lines; OUT_DIR/logs.tar.gz: every log and fuzz JSON. Exit status 0 when every step

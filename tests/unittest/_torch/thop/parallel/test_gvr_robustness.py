@@ -584,43 +584,49 @@ def test_compute_sanitizer(tool):
     quick += ["--tuning", overrides] if overrides else []
     timeout = int(os.environ.get("GVR_SANITIZE_TIMEOUT", "900"))
     # The same calls once without the sanitizer first: Triton compiles every kernel into its disk cache here, so the
-    # sanitized run only loads them (on the H200 compiling took most of a 280 s memcheck run that timed out). The
-    # calls are dealt out to several processes (``--shard``): one process per family still passed 300 s on a cold
-    # machine (the split family's alone, H100, NOTES entry 42), each case compiling its own kernels in 10-20 s.
+    # sanitized run only loads them (on the H200 compiling took most of a 280 s memcheck run that timed out). Both
+    # runs deal the calls out to several processes (``--shard``): one process per family still passed 300 s on a
+    # cold machine (the split family's alone, H100, NOTES entry 42), each case compiling its own kernels in 10-20 s;
+    # one memcheck process over every family passed 300 s on an H100 at case 34 of 37 (NOTES entry 43).
     jobs = max(2, min(8, (os.cpu_count() or 2) // 2))
-    pre_runs = [[sys.executable, str(script), *quick, "--shard", f"{i}/{jobs}"] for i in range(jobs)]
-    logs = [tempfile.TemporaryFile("w+") for _ in pre_runs]  # files, not pipes: no process blocks on a full pipe
+    _run_shards([sys.executable, str(script), *quick], jobs, env, timeout, "pre-run")
+    outs = _run_shards(["compute-sanitizer", "--tool", tool, "--print-limit", "20", sys.executable, str(script),
+                        *quick], jobs, env, timeout, f"compute-sanitizer {tool}")
+    # memcheck ends with "ERROR SUMMARY: 0 errors"; racecheck with "RACECHECK SUMMARY: 0 hazards displayed
+    # (0 errors, 0 warnings)" (seen on the H200, compute-sanitizer of CUDA 13).
+    clean = "ERROR SUMMARY: 0 errors" if tool == "memcheck" else "RACECHECK SUMMARY: 0 hazards displayed (0 errors"
+    for out in outs:
+        print(out[-1500:])
+        assert clean in out, out[-4000:]
+
+
+def _run_shards(cmd, jobs, env, timeout, what):
+    """Run ``cmd --shard i/jobs`` for every i at once; fail naming the shard (with its last lines) that passes
+    ``timeout`` seconds, exits non-zero or does not end with the case script's OK line. Returns each shard's
+    output."""
+    runs = [[*cmd, "--shard", f"{i}/{jobs}"] for i in range(jobs)]
+    logs = [tempfile.TemporaryFile("w+") for _ in runs]  # files, not pipes: no process blocks on a full pipe
     procs = [subprocess.Popen(c, env=env, stdout=log, stderr=subprocess.STDOUT, text=True)
-             for c, log in zip(pre_runs, logs)]
+             for c, log in zip(runs, logs)]
     deadline = time.monotonic() + timeout
+    outs = []
     try:
-        for c, proc, log in zip(pre_runs, procs, logs):
+        for c, proc, log in zip(runs, procs, logs):
             try:
                 proc.wait(timeout=max(1.0, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 log.seek(0)
-                pytest.fail(f"pre-run {c[2:]} did not finish in {timeout} s; its last lines:\n{log.read()[-2000:]}")
+                pytest.fail(f"{what} shard {c[-1]} did not finish in {timeout} s; its last lines:\n"
+                            f"{log.read()[-2000:]}")
             log.seek(0)
             out = log.read()
-            assert proc.returncode == 0 and "GVR-SANITIZE-CASES OK" in out, f"{c[2:]}: {out[-4000:]}"
+            assert proc.returncode == 0 and "GVR-SANITIZE-CASES OK" in out, f"{what} shard {c[-1]}: {out[-4000:]}"
+            outs.append(out)
     finally:
         for proc, log in zip(procs, logs):
-            proc.kill()  # a no-op for those that ended; a timed-out or failed pre-run leaves no process behind
+            proc.kill()  # a no-op for those that ended; one that timed out or failed leaves no process behind
             log.close()
-    cmd = ["compute-sanitizer", "--tool", tool, "--print-limit", "20", sys.executable, str(script), *quick]
-    try:
-        p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired as e:  # say how far it got: the script prints one line per case
-        partial = (e.stdout or b"").decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
-        pytest.fail(f"compute-sanitizer {tool} did not finish in {timeout} s; last output:\n{partial[-2000:]}")
-    out = p.stdout + p.stderr
-    print(out[-4000:])
-    assert "GVR-SANITIZE-CASES OK" in out, out[-4000:]
-    # memcheck ends with "ERROR SUMMARY: 0 errors"; racecheck with "RACECHECK SUMMARY: 0 hazards displayed
-    # (0 errors, 0 warnings)" (seen on the H200, compute-sanitizer of CUDA 13).
-    clean = "ERROR SUMMARY: 0 errors" if tool == "memcheck" else "RACECHECK SUMMARY: 0 hazards displayed (0 errors"
-    assert clean in out, out[-4000:]
-    assert p.returncode == 0, out[-4000:]
+    return outs
 
 
 def _sanitize_script():
