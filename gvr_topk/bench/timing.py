@@ -110,8 +110,8 @@ def capture(fn: Callable[[], object], stream: Optional[torch.cuda.Stream] = None
 
     The eager call on that stream is what keeps setup out of the graph: the op's library workspace is one per
     stream, and one created during capture adds its zeroing memset to the graph, which then runs on every replay
-    (the first-captured arm of a probe was 1.5-5 us slower for it, NOTES entry 43). Triton compiles in that call
-    too.
+    (1.1-2.1 us per replay on an H100, NOTES entry 43; the first-captured arm of a probe cell carried it). Triton
+    compiles in that call too.
 
     Parameters
     ----------
