@@ -1,0 +1,13 @@
+#!/bin/bash
+python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl 2>&1 | tail -2
+export PYTHONPATH=$PWD:/tmp/site PATH=$PATH:/usr/local/cuda/bin:/usr/local/cuda/compute-sanitizer PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+t0=$(date +%s)
+timeout 150 python3 scratch/position.py > $OUT/position.txt 2>&1; echo "P rc=$? $(( $(date +%s)-t0 ))s"
+mkdir -p $OUT/a
+CELLS=8x131075x2048,64x131075x2048,512x131075x2048,512x131075x512
+timeout 120 python3 benchmarks/probe_sample.py --arms "defaults,z3,z2,L6" --cells $CELLS --reps 40 --jobs 14 --out $OUT/a > $OUT/a/log.txt 2>&1; echo "A rc=$? $(( $(date +%s)-t0 ))s"
+timeout 170 python3 -m pytest -q -x -p no:cacheprovider tests/unittest/_torch/thop/parallel/test_gvr_warmup.py -k "capture_on_a_stream" > $OUT/pytest_warmup.txt 2>&1; echo "T rc=$? $(( $(date +%s)-t0 ))s"
+tail -3 $OUT/pytest_warmup.txt
+tail -14 $OUT/position.txt
+echo "=== A"; tail -10 $OUT/a/log.txt
