@@ -16,6 +16,7 @@ rest: the program that finishes a row resets them, so a workspace is zeroed once
 initialisation. Only the streaming families use a workspace; ``reg`` needs none.
 """
 
+import warnings
 from typing import Dict
 from typing import Tuple
 
@@ -25,6 +26,7 @@ from . import tuning
 from .dispatch import Plan
 from .dispatch import capacity
 from .dispatch import row_slots
+from .launch.cache import capturing
 
 _ALIGN = 256
 #: int32 counter words per row slot (see the module docstring).
@@ -112,22 +114,33 @@ def stream_views(workspace: torch.Tensor, plan: Plan, num_rows: int):
 _DEFAULT: Dict[Tuple[torch.device, int], torch.Tensor] = {}
 # Workspaces replaced by a larger one stay alive: a CUDA graph captured earlier may still point at them.
 _RETIRED = []
+#: Whether :func:`default_workspace` has warned of a workspace made during capture (once per process).
+_WARNED_CAPTURE = False
 
 
 def default_workspace(device: torch.device, nbytes: int) -> torch.Tensor:
     """The library-owned workspace of (device, current stream), grown to ``nbytes`` when needed.
 
-    One per stream, so ops running concurrently on different streams never share staging memory. Only the
-    counter area needs zeros, so creating one costs a memset of a few hundred bytes; created during CUDA-graph
-    capture (the capture stream is a stream of its own), that memset becomes part of the graph, which is harmless
-    (the counters are zero whenever a replay starts). Call the op once on the capturing stream before capture to
-    keep it out of the graph.
+    One per stream, so ops running concurrently on different streams never share staging memory. Only the head
+    (counters and cooperative scratch, :func:`head_bytes`: 0.5 MB with today's tuning) needs zeros, so creating or
+    growing one costs a memset of it. Made during CUDA-graph capture, that memset becomes part of the graph and runs
+    on every replay: correct (the counters are zero whenever a replay starts), but 1-2 us (NOTES entry 43), so the
+    first such capture in a process warns. Warm the op on the capturing stream before capture
+    (``gvr_topk.warmup(..., stream=s)`` and ``torch.cuda.graph(g, stream=s)``) or pass ``workspace=``.
     """
+    global _WARNED_CAPTURE
     stream = torch.cuda.current_stream(device).cuda_stream if device.type == "cuda" else 0
     head = head_bytes()
     key = (device, stream, head)  # a re-tuned counter area gets a workspace of its own, zeroed for its layout
     ws = _DEFAULT.get(key)
     if ws is None or ws.numel() < nbytes:
+        if capturing(device) and not _WARNED_CAPTURE:
+            _WARNED_CAPTURE = True
+            warnings.warn(f"gvr_topk: the default workspace of this stream was {'grown' if ws is not None else 'made'}"
+                          f" during CUDA-graph capture, so the graph zeroes {head} bytes on every replay (1-2 us); "
+                          "warm up on the capturing stream first (gvr_topk.warmup(..., stream=s), then "
+                          "torch.cuda.graph(g, stream=s)) or pass workspace=. Warned once per process.",
+                          stacklevel=2)
         if ws is not None:
             _RETIRED.append(ws)
         ws = torch.empty(max(nbytes, _ALIGN), dtype=torch.uint8, device=device)

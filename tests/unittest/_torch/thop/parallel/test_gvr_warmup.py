@@ -7,6 +7,7 @@ tensors on a second GPU.
 """
 
 import enum
+import warnings
 
 import pytest
 import torch
@@ -146,6 +147,30 @@ def test_signature_covers_metadata_and_exact_int_types():
 # ---------------------------------------------------------------------------------------------------------------
 # The cached path (CPU: Triton interpreter)
 # ---------------------------------------------------------------------------------------------------------------
+
+def test_default_workspace_made_during_capture_warns_once(monkeypatch):
+    """A default workspace made or grown during CUDA-graph capture puts its zeroing memset into the graph (1-2 us a
+    replay, NOTES entry 43): the first such capture in a process warns, naming the fix; one outside capture never
+    does. The capture state is stubbed, so this runs on the CPU."""
+    monkeypatch.setattr(workspace_mod, "_DEFAULT", {})
+    monkeypatch.setattr(workspace_mod, "_RETIRED", [])
+    monkeypatch.setattr(workspace_mod, "_WARNED_CAPTURE", False)
+    cpu = torch.device("cpu")
+    capture = {"on": False}
+    monkeypatch.setattr(workspace_mod, "capturing", lambda device: capture["on"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # outside capture: no warning
+        a = workspace_mod.default_workspace(cpu, 1024)
+    assert not bool(a[:workspace_mod.head_bytes()].any())  # the head is zeroed
+    capture["on"] = True
+    with pytest.warns(UserWarning, match=r"grown during CUDA-graph capture.*stream=s"):
+        b = workspace_mod.default_workspace(cpu, a.numel() + 1)
+    assert b.numel() > a.numel() and workspace_mod._RETIRED == [a]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # once per process
+        workspace_mod.default_workspace(cpu, 2 * b.numel())
+        assert workspace_mod.default_workspace(cpu, 16) is workspace_mod._DEFAULT[next(iter(workspace_mod._DEFAULT))]
+
 
 @pytest.mark.parametrize("family,hinted,values", [("reg", False, True), ("stream", True, False),
                                                   ("split", False, True)])
