@@ -96,9 +96,9 @@ class L2Flush:
 _CAPTURE_STREAMS: Dict[int, torch.cuda.Stream] = {}
 
 
-def capture_stream(device: Optional[torch.device] = None) -> torch.cuda.Stream:
-    """The stream :func:`capture` warms and captures on, one per device (default: the current device)."""
-    index = torch.cuda.current_device() if device is None or device.index is None else device.index
+def capture_stream() -> torch.cuda.Stream:
+    """The stream :func:`capture` warms and captures on by default: one per device, here the current device's."""
+    index = torch.cuda.current_device()
     if index not in _CAPTURE_STREAMS:
         _CAPTURE_STREAMS[index] = torch.cuda.Stream(device=index)
     return _CAPTURE_STREAMS[index]
