@@ -418,7 +418,11 @@ def _gpu_case(rows, n, k, next_n=1, hinted=False, values=False, device="cuda", s
 @gpu_only
 @pytest.mark.gpu
 @pytest.mark.parametrize("n,hinted", [(3000, False), (50000, True)])  # reg; split
-def test_warmup_then_capture_and_replay(fresh, n, hinted):
+def test_warmup_then_capture_and_replay(fresh, monkeypatch, n, hinted):
+    """Compiled kernels are shared by every stream, so a warm-up on one stream lets a capture on another compile
+    nothing; that stream's default workspace is made inside the capture, though, which warns (a real capture here;
+    the CPU test above stubs it) and still replays exactly."""
+    monkeypatch.setattr(workspace_mod, "_WARNED_CAPTURE", False)
     rows, k = 4, 512
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
@@ -427,8 +431,9 @@ def test_warmup_then_capture_and_replay(fresh, n, hinted):
     x, pre, kv, idx, val = _gpu_case(rows, n, k, hinted=hinted, values=True)
     before = cache.warm_count()
     g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        gvr_topk.run_varlen(x, pre, kv, idx, values=val, max_seq_len=n)
+    with pytest.warns(UserWarning, match=r"default workspace of this stream was made during CUDA-graph capture"):
+        with torch.cuda.graph(g):  # a stream of the graph's own, not `side`
+            gvr_topk.run_varlen(x, pre, kv, idx, values=val, max_seq_len=n)
     assert cache.warm_count() == before  # nothing new was compiled inside the capture
     for step in range(5):
         x.copy_(torch.randn(rows, n, device="cuda"))
@@ -440,7 +445,7 @@ def test_warmup_then_capture_and_replay(fresh, n, hinted):
 
 @gpu_only
 @pytest.mark.gpu
-def test_cold_capture_raises_and_writes_nothing(fresh):
+def test_cold_capture_raises_and_writes_nothing(fresh, monkeypatch):
     rows, n, k = 2, 5000, 256
     x, _, kv, idx, val = _gpu_case(rows, n, k, values=True)
     torch.cuda.synchronize()
@@ -450,12 +455,18 @@ def test_cold_capture_raises_and_writes_nothing(fresh):
             gvr_topk.run_varlen(x, None, kv, idx, values=val, max_seq_len=n)
     torch.cuda.synchronize()
     assert (idx == -7).all() and (val == 7.0).all()
-    # The process is healthy afterwards: warm up, then the same capture works.
-    gvr_topk.warmup([rows], k, n, n, hinted=False, with_values=True)
+    # The process is healthy afterwards: warm up on the capturing stream, then the same capture works and makes no
+    # workspace inside the graph (no warning, even with the once-per-process flag cleared).
+    monkeypatch.setattr(workspace_mod, "_WARNED_CAPTURE", False)
+    s = torch.cuda.Stream()
+    gvr_topk.warmup([rows], k, n, n, hinted=False, with_values=True, stream=s)
     torch.cuda.synchronize()
     g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        gvr_topk.run_varlen(x, None, kv, idx, values=val, max_seq_len=n)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        with torch.cuda.graph(g, stream=s):
+            gvr_topk.run_varlen(x, None, kv, idx, values=val, max_seq_len=n)
+    assert not [w for w in seen if "default workspace" in str(w.message)]
     g.replay()
     torch.cuda.synchronize()
     assert not check_exact(x, idx, kv_lens=kv, values=val)
