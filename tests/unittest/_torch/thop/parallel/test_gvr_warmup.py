@@ -417,11 +417,12 @@ def _gpu_case(rows, n, k, next_n=1, hinted=False, values=False, device="cuda", s
 
 @gpu_only
 @pytest.mark.gpu
-@pytest.mark.parametrize("n,hinted", [(3000, False), (50000, True)])  # reg; split
-def test_warmup_then_capture_and_replay(fresh, monkeypatch, n, hinted):
+@pytest.mark.parametrize("n,hinted,uses_workspace", [(3000, False, False), (50000, True, True)])  # reg; split
+def test_warmup_then_capture_and_replay(fresh, monkeypatch, n, hinted, uses_workspace):
     """Compiled kernels are shared by every stream, so a warm-up on one stream lets a capture on another compile
-    nothing; that stream's default workspace is made inside the capture, though, which warns (a real capture here;
-    the CPU test above stubs it) and still replays exactly."""
+    nothing. The split family's default workspace of that stream is made inside the capture, though, which warns (a
+    real capture here; the CPU test above stubs it); the register family needs no workspace and stays silent. Both
+    replay exactly."""
     monkeypatch.setattr(workspace_mod, "_WARNED_CAPTURE", False)
     rows, k = 4, 512
     side = torch.cuda.Stream()
@@ -431,10 +432,13 @@ def test_warmup_then_capture_and_replay(fresh, monkeypatch, n, hinted):
     x, pre, kv, idx, val = _gpu_case(rows, n, k, hinted=hinted, values=True)
     before = cache.warm_count()
     g = torch.cuda.CUDAGraph()
-    with pytest.warns(UserWarning, match=r"default workspace of this stream was made during CUDA-graph capture"):
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
         with torch.cuda.graph(g):  # a stream of the graph's own, not `side`
             gvr_topk.run_varlen(x, pre, kv, idx, values=val, max_seq_len=n)
     assert cache.warm_count() == before  # nothing new was compiled inside the capture
+    made = [str(w.message) for w in seen if "default workspace of this stream was made during" in str(w.message)]
+    assert len(made) == int(uses_workspace), made
     for step in range(5):
         x.copy_(torch.randn(rows, n, device="cuda"))
         kv.copy_(torch.randint(0, n + 1, (rows,), dtype=torch.int32, device="cuda"))
