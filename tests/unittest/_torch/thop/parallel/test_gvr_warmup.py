@@ -449,7 +449,7 @@ def test_warmup_then_capture_and_replay(fresh, monkeypatch, n, hinted, uses_work
 
 @gpu_only
 @pytest.mark.gpu
-def test_cold_capture_raises_and_writes_nothing(fresh, monkeypatch):
+def test_cold_capture_raises_and_writes_nothing(fresh):
     rows, n, k = 2, 5000, 256
     x, _, kv, idx, val = _gpu_case(rows, n, k, values=True)
     torch.cuda.synchronize()
@@ -459,18 +459,15 @@ def test_cold_capture_raises_and_writes_nothing(fresh, monkeypatch):
             gvr_topk.run_varlen(x, None, kv, idx, values=val, max_seq_len=n)
     torch.cuda.synchronize()
     assert (idx == -7).all() and (val == 7.0).all()
-    # The process is healthy afterwards: warm up on the capturing stream, then the same capture works and makes no
-    # workspace inside the graph (no warning, even with the once-per-process flag cleared).
-    monkeypatch.setattr(workspace_mod, "_WARNED_CAPTURE", False)
+    # The process is healthy afterwards: warm up on the capturing stream (the README's pattern), then the same
+    # capture works. (This shape routes to the register family, which uses no workspace; the split family's
+    # captures after such a warm-up are checked to make no workspace in the several-row-counts test below.)
     s = torch.cuda.Stream()
     gvr_topk.warmup([rows], k, n, n, hinted=False, with_values=True, stream=s)
     torch.cuda.synchronize()
     g = torch.cuda.CUDAGraph()
-    with warnings.catch_warnings(record=True) as seen:
-        warnings.simplefilter("always")
-        with torch.cuda.graph(g, stream=s):
-            gvr_topk.run_varlen(x, None, kv, idx, values=val, max_seq_len=n)
-    assert not [w for w in seen if "default workspace" in str(w.message)]
+    with torch.cuda.graph(g, stream=s):
+        gvr_topk.run_varlen(x, None, kv, idx, values=val, max_seq_len=n)
     g.replay()
     torch.cuda.synchronize()
     assert not check_exact(x, idx, kv_lens=kv, values=val)
