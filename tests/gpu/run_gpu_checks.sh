@@ -23,7 +23,7 @@
 # that ran passed.
 set -u
 OUT=${1:?usage: bash tests/gpu/run_gpu_checks.sh OUT_DIR}
-mkdir -p "$OUT/logs"
+mkdir -p "$OUT/logs" && OUT=$(cd "$OUT" && pwd) || exit 1  # absolute: the script changes directory next
 cd "$(dirname "$0")/../.."
 T=tests/unittest/_torch/thop/parallel
 PY=${PYTHON:-python3}
@@ -42,7 +42,7 @@ export PYTHONUNBUFFERED=1
 # The TensorRT plugin (plugin/) is imported as gvr_topk_plugin, a name only an install maps; with PYTHONPATH alone
 # its test file fails to import, so link it under that name on the path (NOTES entry 44: a suite run lost it so).
 if ! $PY -c "import gvr_topk_plugin" 2>/dev/null; then
-  LINKS="$(cd "$OUT" && pwd)/pythonpath"
+  LINKS="$OUT/pythonpath"
   mkdir -p "$LINKS" && ln -sfn "$PWD/plugin" "$LINKS/gvr_topk_plugin"
   export PYTHONPATH="$LINKS${PYTHONPATH:+:$PYTHONPATH}"
 fi
