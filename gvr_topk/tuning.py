@@ -212,7 +212,8 @@ STREAM_SPLIT_MAX = 64
 #: At the target of 2048 programs a 512-row chunk gets 4 per row; 6 (``probe_sample.py`` arm ``L6``) raises only
 #: chunks of more than 409 rows. Measured on an H100 (NOTES entry 39, as STREAM_TARGET_PROGRAMS 3072): 512 x 131075
 #: K=2048 180.7 -> 177.3 us, K=512 167.2 -> 163.0, 512 x 65536 132.1 -> 129.6, while more programs at 128-256 rows
-#: cost +1 to +2 us (which this floor leaves alone). 0 until measured on the H200.
+#: cost +1 to +2 us (which this floor leaves alone). Off: on the H200 (NOTES entry 47, efd6366, interleaved both
+#: ways) the same cells came out level, 148.9 -> 149.1 us, 135.0 -> 134.2, 114.6 -> 115.4.
 STREAM_MIN_SPLIT = 0
 #: Rows per launch chunk: bounds the workspace (CHUNK x CAP staging slots, 32 MB at CAP 8192) whatever the batch.
 #: 512 (was 256): measured on the H200 (probe_sample.py arm ``r512``, NOTES entry 13) 512 x 16387 K=2048 119.8 ->
