@@ -155,7 +155,8 @@ def sample_threshold(keys: torch.Tensor, rank: int, sample: int, group: int) -> 
     the last level. The first window spans the sampled keys from their minimum, or from the smallest of
     ``tuning.SAMPLE_LOW_GROUPS`` group maxima when that is set and ``rank`` is at most it; with
     ``tuning.SAMPLE_STOP_DIV`` set, the levels stop after one whose crossing bin holds at most
-    ``rank / SAMPLE_STOP_DIV`` sampled keys. Used to simulate survivor
+    ``rank / SAMPLE_STOP_DIV`` sampled keys. With ``tuning.SAMPLE_MAXIMA`` set the levels run over that many group
+    maxima of the sample at :func:`maxima_rank`'s rank instead. Used to simulate survivor
     counts on the host (``benchmarks/sim_survivors.py``); a test checks it against the streaming family's
     thresholds.
 
@@ -172,6 +173,35 @@ def sample_threshold(keys: torch.Tensor, rank: int, sample: int, group: int) -> 
         The threshold, an order key in ``[0, 2**32)``.
     """
     return sample_threshold_levels(keys, rank, sample, group)[0]
+
+
+def maxima_rank(rank: int, sample: int, groups: int) -> int:
+    """The rank among ``groups`` group maxima of a ``sample`` (group j: sampled keys j, j + groups, ...) that stands
+    for ``rank`` in the whole sample (the host mirror of ``_common._maxima_rank``, float32 operation for operation).
+
+    A key reached by a share p = rank / sample of the sample is reached by the maximum of a group of m = sample /
+    groups sampled keys with probability 1 - (1 - p)**m (keys spread over the row taken as independent), so the
+    rank among the maxima is ``groups - floor(groups * (1 - p)**m)``, at least 1. The power is taken by squaring
+    (m is a power of two) in float32, as the kernels do, so both sides round alike.
+
+    Parameters
+    ----------
+    rank : int
+        Rank in the sample, ``1 <= rank <= sample``.
+    sample, groups : int
+        Powers of two, ``groups < sample``.
+
+    Returns
+    -------
+    int
+        The rank among the maxima, in ``[1, groups]``.
+    """
+    q = torch.tensor(1.0, dtype=torch.float32) - torch.tensor(rank, dtype=torch.float32) * (1.0 / sample)
+    m = groups
+    while m < sample:
+        q = q * q
+        m *= 2
+    return min(max(groups - int(q * groups), 1), groups)
 
 
 def sample_threshold_levels(keys: torch.Tensor, rank: int, sample: int, group: int) -> tuple:
@@ -192,6 +222,9 @@ def sample_threshold_levels(keys: torch.Tensor, rank: int, sample: int, group: i
         ``[0, tuning.SAMPLE_LEVELS]``.
     """
     k = keys[sample_columns(keys.numel(), sample, group)].tolist()
+    m = tuning.SAMPLE_MAXIMA
+    if 0 < m < sample:
+        k, rank = [max(k[j::m]) for j in range(m)], maxima_rank(rank, sample, m)
     lo, hi, need = min(k), max(k), rank
     g = tuning.SAMPLE_LOW_GROUPS
     if 0 < g < sample and rank <= g:

@@ -133,6 +133,13 @@ SAMPLE_STOP_DIV = 0
 #: disjoint groups' maxima are G distinct keys, so the smallest is at most the G-th largest, at most the rank-th.
 #: 0: the minimum. Compiled in like the values above; 0 until measured on the GPU (NOTES entry 35).
 SAMPLE_LOW_GROUPS = 0
+#: The sample threshold's histogram levels run over the maxima of SAMPLE_MAXIMA groups of the sample (group j:
+#: sampled keys j, j + G, ...; spread over the whole row) at the rank among them that stands for the sample's rank
+#: (``reference.maxima_rank``), instead of over every sampled key: the levels' ballot-lowered histograms, most of
+#: the threshold kernel's instructions (NOTES entry 34), then count G keys instead of SAMPLE, while the sample's
+#: loads, and so its information about the row's upper tail, stay the same. 0: off (every sampled key).
+#: Compiled in like the values above; 0 until measured on the GPU.
+SAMPLE_MAXIMA = 0
 #: Bits of the staged select's first histogram over the candidates' key window. 7 (was 8): the crossing bin roughly
 #: doubles (host replay of the benchmark's decode rows: at most 332 candidates at 64 x 131075 K=2048, under
 #: CROSS_CAP) and is refined on the small compacted tile, while the histogram over 2048-8192 lanes costs less.

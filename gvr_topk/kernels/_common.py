@@ -61,6 +61,8 @@ SAMPLE_BINS = tl.constexpr(1 << tuning.SAMPLE_BIN_BITS)
 #: the first level's window (``tuning.SAMPLE_LOW_GROUPS``; 0 = the sample's minimum).
 SAMPLE_STOP_DIV = tl.constexpr(tuning.SAMPLE_STOP_DIV)
 SAMPLE_LOW_GROUPS = tl.constexpr(tuning.SAMPLE_LOW_GROUPS)
+#: Group maxima the sample threshold's levels run over (``tuning.SAMPLE_MAXIMA``; 0 = every sampled key).
+SAMPLE_MAXIMA = tl.constexpr(tuning.SAMPLE_MAXIMA)
 #: Bits (and bins) of the staged select's first histogram (``tuning.SELECT_BIN_BITS``).
 SELECT_BITS = tl.constexpr(tuning.SELECT_BIN_BITS)
 SELECT_BINS = tl.constexpr(1 << tuning.SELECT_BIN_BITS)
@@ -437,15 +439,24 @@ def _sample_bracket(row_ptr, n, rank, SAMPLE: tl.constexpr, GROUP: tl.constexpr)
     # second level's window mask is one. int64 product: GROUPS * n overflows int32 past 2**31 / GROUPS columns.
     cols = ((lane // GROUP).to(tl.int64) * n_g // GROUPS).to(tl.int32) * GROUP + lane % GROUP
     keys = _order_key(tl.load(row_ptr + cols).to(tl.float32))
-    # One block reduction for all three (each is a barrier round across the program's warps on its critical path).
     # 0xFF800000: the key of +inf.
-    lo, hi, top = tl.reduce((keys, keys, tl.where(keys < tl.full([], 0xFF800000, tl.uint32), keys, 0)), 0,
-                            _minmax_top_combine)
-    if (SAMPLE_LOW_GROUPS > 0) and (SAMPLE_LOW_GROUPS < SAMPLE):
+    finite = tl.where(keys < tl.full([], 0xFF800000, tl.uint32), keys, 0)
+    # The keys the histogram levels run over: every sampled key, or the maxima of SAMPLE_MAXIMA groups (group j:
+    # lanes j, j + G, ..., spread over the row) at the rank among them that stands for ``rank``
+    # (tuning.SAMPLE_MAXIMA): each level's ballot-lowered histogram then counts G keys instead of SAMPLE.
+    NKEYS: tl.constexpr = SAMPLE_MAXIMA if (SAMPLE_MAXIMA > 0) and (SAMPLE_MAXIMA < SAMPLE) else SAMPLE
+    if NKEYS < SAMPLE:
+        keys = tl.max(tl.reshape(keys, [SAMPLE // NKEYS, NKEYS]), 0)
+        # The largest finite key per group: their largest is the sample's, so the window top does not change.
+        finite = tl.max(tl.reshape(finite, [SAMPLE // NKEYS, NKEYS]), 0)
+        rank = _maxima_rank(rank, SAMPLE, NKEYS)
+    # One block reduction for all three (each is a barrier round across the program's warps on its critical path).
+    lo, hi, top = tl.reduce((keys, keys, finite), 0, _minmax_top_combine)
+    if (SAMPLE_LOW_GROUPS > 0) and (SAMPLE_LOW_GROUPS < NKEYS):
         # The first window starts at the smallest of G group maxima (group j: lanes j, j + G, ...) when rank <= G:
         # G distinct keys reach it, so the rank-th largest does too, and the window holds only the sample's upper
         # part: its first level's bins are that much narrower (tuning.SAMPLE_LOW_GROUPS).
-        low = tl.min(tl.max(tl.reshape(keys, [SAMPLE // SAMPLE_LOW_GROUPS, SAMPLE_LOW_GROUPS]), 0), 0)
+        low = tl.min(tl.max(tl.reshape(keys, [NKEYS // SAMPLE_LOW_GROUPS, SAMPLE_LOW_GROUPS]), 0), 0)
         lo = tl.where(rank <= SAMPLE_LOW_GROUPS, low, lo)
     need = tl.zeros([], tl.int32) + rank
     go = lo < hi
@@ -463,6 +474,21 @@ def _sample_bracket(row_ptr, n, rank, SAMPLE: tl.constexpr, GROUP: tl.constexpr)
                 # level's histogram would only move the threshold up by a few sampled keys.
                 go = go & (in_b * SAMPLE_STOP_DIV > rank)
     return lo, tl.maximum(top, lo)
+
+
+@triton.jit
+def _maxima_rank(rank, SAMPLE: tl.constexpr, GROUPS: tl.constexpr):
+    """The rank among GROUPS group maxima of a SAMPLE-key sample that stands for ``rank`` in the sample: a key
+    reached by a share p = rank / SAMPLE of the sample is reached by a group's maximum (m = SAMPLE / GROUPS keys
+    spread over the row) with probability 1 - (1 - p)**m, so GROUPS - floor(GROUPS * (1 - p)**m), at least 1. The
+    power by squaring in float32 (m is a power of two); ``reference.maxima_rank`` mirrors it operation for
+    operation. The product rank * (1 / SAMPLE) is exact (a power of two), so a fused multiply-add rounds alike."""
+    q = 1.0 - rank.to(tl.float32) * (1.0 / SAMPLE)
+    for i in tl.static_range(16):
+        if (GROUPS << i) < SAMPLE:
+            q = q * q
+    r = GROUPS - (q * GROUPS).to(tl.int32)
+    return tl.minimum(tl.maximum(r, 1), GROUPS)
 
 
 @triton.jit

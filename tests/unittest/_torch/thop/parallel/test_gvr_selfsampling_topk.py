@@ -481,6 +481,65 @@ def test_host_mirror_of_the_sample_threshold(n, k, gen, sample_group):
     assert got == want
 
 
+@pytest.mark.parametrize("sample,groups", [(2048, 256), (2048, 512), (512, 256), (1024, 128)])
+def test_maxima_rank_matches_its_meaning(sample, groups):
+    """``reference.maxima_rank`` is monotone in the sample's rank, stays in [1, groups], and sits where a group's
+    maximum reaches the rank's share of the sample with probability 1 - (1 - p)**m (within one rank of the real
+    number's ceiling: float32 rounding)."""
+    m = sample // groups
+    got = [reference.maxima_rank(r, sample, groups) for r in range(1, sample + 1)]
+    assert got == sorted(got) and got[0] >= 1 and got[-1] == groups
+    for r in (1, 24, 48, 96, sample // 2, sample - 1):
+        ideal = groups * (1 - (1 - r / sample) ** m)
+        assert abs(reference.maxima_rank(r, sample, groups) - max(math.ceil(ideal), 1)) <= 1, (r, ideal)
+
+
+@pytest.fixture
+def sample_maxima_other(monkeypatch):
+    """``tuning.SAMPLE_MAXIMA`` at the setting that is not compiled in (256 group maxima, or 0: every sampled key),
+    through the interpreter only, as ``sample_early_other``."""
+    from gvr_topk.kernels import _common
+
+    if not gvr_topk.kernels_interpreted():
+        pytest.skip("SAMPLE_MAXIMA is compiled into the GPU kernels; the interpreter tests the other setting")
+    value = 0 if tuning.SAMPLE_MAXIMA else 256
+    monkeypatch.setattr(_common, "SAMPLE_MAXIMA", triton.language.constexpr(value))
+    monkeypatch.setattr(tuning, "SAMPLE_MAXIMA", value)
+    gvr_topk.clear_launch_cache()
+    yield value
+    monkeypatch.undo()
+    gvr_topk.clear_launch_cache()
+
+
+@pytest.mark.parametrize("family,rows,n,k,gen", [
+    ("stream", 3, 30000, 2048, "randn"),  # a 512-score sample: 256 maxima of two keys
+    ("stream", 2, 20000, 512, "cauchy"),
+    ("stream", 2, 20000, 64, "ints"),  # many equal maxima
+    ("split", 2, 20000, 512, "cauchy"),
+    ("split", 1, 40000, 2048, "randn"),  # the cooperative form, which bins over the sample's window
+])
+def test_sample_threshold_over_group_maxima(family, rows, n, k, gen, sample_maxima_other):
+    """The sample threshold at the group-maxima setting that is not compiled in: the streaming family's thresholds
+    equal the host mirror's (``test_host_mirror_of_the_sample_threshold`` checks the compiled setting), and both
+    families stay exact."""
+    from gvr_topk import workspace as wsm
+
+    x = _poisoned(rows, n, seed=90 + k, gen=gen)
+    kv = _kv(rows, n)
+    plan = gvr_topk.plan_for(family, rows, n, n, k)
+    rank = reference.sample_rank(n, plan.aim, plan.sample)
+    keys = reference.order_keys(x.cpu())
+    mirror = [reference.sample_threshold(keys[r], rank, plan.sample, tuning.SAMPLE_GROUP) for r in range(rows)]
+    wsb = torch.zeros(gvr_topk.workspace_bytes(rows, k), dtype=torch.uint8, device=DEV)
+    idx = torch.full((rows, k), -7, dtype=torch.int32, device=DEV)
+    val = torch.full((rows, k), 7.0, device=DEV)
+    gvr_topk.run_varlen(x, None, kv, idx, values=val, workspace=wsb, family=family, max_seq_len=n)
+    _assert_exact(x, idx, kv, val)
+    if family == "stream":
+        got = (wsm.stream_views(wsb, plan, rows)[1][:rows].to(torch.int64) & 0xFFFFFFFF).tolist()
+        assert got == mirror
+
+
 @pytest.fixture
 def sample_early_other(monkeypatch):
     """``tuning.SAMPLE_STOP_DIV`` and ``tuning.SAMPLE_LOW_GROUPS`` at the setting that is not compiled in: (8, 128),
