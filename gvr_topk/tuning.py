@@ -140,11 +140,12 @@ SAMPLE_LOW_GROUPS = 0
 #: loads, and so its information about the row's upper tail, stay the same. 0: off (every sampled key).
 #: Compiled in like the values above. Offline sm_90 code of the threshold kernel (Triton 3.6): 2688 -> 1120 / 1440
 #: instructions at 256 / 512 maxima. Measured on an H100 only (NOTES entry 48, probe_ab.py, hint-free): 512 maxima
-#: -10% at 1 x 131075 K=2048, -4 to -6% at 8-128 rows, -1% at 512 rows, +3% at 1 x 16387 K=2048, and +2 to +3% on
-#: three adversarial kinds at 512 x 131075; 256 maxima smaller gains and one adversarial cell 3.5x slower. The
-#: threshold kernel alone at 512 x 131075 took 44.7 -> 40.8 us at 256: its sample loads, not its histograms, set
-#: its time there. Off until measured on the H200; adopting it also needs the three tests whose rows are built
-#: around the full sample's ranks (the retry ladder's first rung, the tie rung's descent) to pin it to 0.
+#: -10% at 1 x 131075 K=2048, -4 to -6% at 8-128 rows of 65536-131075 columns, level at 64 x 16387, -1% at 512
+#: rows, +3% at 1 x 16387 K=2048, and +2 to +3% on three adversarial kinds at 512 x 131075; 256 maxima smaller
+#: gains and one adversarial cell 3.5x slower. The threshold kernel alone at 512 x 131075 took 44.7 -> 40.8 us at
+#: 256: its sample loads, not its histograms, set its time there. Off until measured on the H200; adopting it also
+#: needs the three tests whose rows are built around the full sample's ranks (the retry ladder's first rung, the
+#: tie rung's descent) to pin it to 0.
 SAMPLE_MAXIMA = 0
 #: Bits of the staged select's first histogram over the candidates' key window. 7 (was 8): the crossing bin roughly
 #: doubles (host replay of the benchmark's decode rows: at most 332 candidates at 64 x 131075 K=2048, under
