@@ -481,6 +481,23 @@ def test_host_mirror_of_the_sample_threshold(n, k, gen, sample_group):
     assert got == want
 
 
+def _run_exact_read_thresholds(x, kv, k, family, plan):
+    """Run ``x`` (rows x n) hint-free on ``family`` with values and a caller workspace, assert the output exact, and
+    return the streaming family's per-row staging thresholds that the workspace holds (order keys; any list for
+    another family, whose workspace lays out no thresholds)."""
+    from gvr_topk import workspace as wsm
+
+    rows, n = x.shape
+    wsb = torch.zeros(gvr_topk.workspace_bytes(rows, k), dtype=torch.uint8, device=DEV)
+    idx = torch.full((rows, k), -7, dtype=torch.int32, device=DEV)
+    val = torch.full((rows, k), 7.0, device=DEV)
+    gvr_topk.run_varlen(x, None, kv, idx, values=val, workspace=wsb, family=family, max_seq_len=n)
+    _assert_exact(x, idx, kv, val)
+    if family != "stream":
+        return []
+    return (wsm.stream_views(wsb, plan, rows)[1][:rows].to(torch.int64) & 0xFFFFFFFF).tolist()
+
+
 @pytest.mark.parametrize("sample,groups", [(2048, 256), (2048, 512), (512, 256), (1024, 128)])
 def test_maxima_rank_matches_its_meaning(sample, groups):
     """``reference.maxima_rank`` is monotone in the sample's rank, stays in [1, groups], and sits where a group's
@@ -522,21 +539,14 @@ def test_sample_threshold_over_group_maxima(family, rows, n, k, gen, sample_maxi
     """The sample threshold at the group-maxima setting that is not compiled in: the streaming family's thresholds
     equal the host mirror's (``test_host_mirror_of_the_sample_threshold`` checks the compiled setting), and both
     families stay exact."""
-    from gvr_topk import workspace as wsm
-
     x = _poisoned(rows, n, seed=90 + k, gen=gen)
     kv = _kv(rows, n)
     plan = gvr_topk.plan_for(family, rows, n, n, k)
     rank = reference.sample_rank(n, plan.aim, plan.sample)
     keys = reference.order_keys(x.cpu())
     mirror = [reference.sample_threshold(keys[r], rank, plan.sample, tuning.SAMPLE_GROUP) for r in range(rows)]
-    wsb = torch.zeros(gvr_topk.workspace_bytes(rows, k), dtype=torch.uint8, device=DEV)
-    idx = torch.full((rows, k), -7, dtype=torch.int32, device=DEV)
-    val = torch.full((rows, k), 7.0, device=DEV)
-    gvr_topk.run_varlen(x, None, kv, idx, values=val, workspace=wsb, family=family, max_seq_len=n)
-    _assert_exact(x, idx, kv, val)
+    got = _run_exact_read_thresholds(x, kv, k, family, plan)
     if family == "stream":
-        got = (wsm.stream_views(wsb, plan, rows)[1][:rows].to(torch.int64) & 0xFFFFFFFF).tolist()
         assert got == mirror
 
 
@@ -575,8 +585,6 @@ def test_sample_threshold_other_window_and_stop(family, rows, n, k, gen, sample_
     """The sample threshold at the group-maxima window and early-stop setting that is not compiled in: the
     streaming family's thresholds equal the host mirror's (``test_host_mirror_of_the_sample_threshold`` checks the
     compiled setting), and both families stay exact."""
-    from gvr_topk import workspace as wsm
-
     x = _poisoned(rows, n, seed=70 + k, gen=gen)
     kv = _kv(rows, n)
     plan = gvr_topk.plan_for(family, rows, n, n, k)
@@ -588,13 +596,8 @@ def test_sample_threshold_other_window_and_stop(family, rows, n, k, gen, sample_
             assert sorted(lv for _, lv in mirror) == [1, 2], "one row meant to stop after one level, one not"
         if n == 9000:
             assert rank > sample_early_other[1], "meant to exceed the groups (the window from the minimum)"
-    wsb = torch.zeros(gvr_topk.workspace_bytes(rows, k), dtype=torch.uint8, device=DEV)
-    idx = torch.full((rows, k), -7, dtype=torch.int32, device=DEV)
-    val = torch.full((rows, k), 7.0, device=DEV)
-    gvr_topk.run_varlen(x, None, kv, idx, values=val, workspace=wsb, family=family, max_seq_len=n)
-    _assert_exact(x, idx, kv, val)
+    got = _run_exact_read_thresholds(x, kv, k, family, plan)
     if family == "stream":
-        got = (wsm.stream_views(wsb, plan, rows)[1][:rows].to(torch.int64) & 0xFFFFFFFF).tolist()
         assert got == [thr for thr, _ in mirror]
 
 
