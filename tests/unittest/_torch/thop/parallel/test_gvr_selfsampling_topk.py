@@ -451,6 +451,23 @@ def _tuning_value(monkeypatch, name, value):
     gvr_topk.clear_launch_cache()
 
 
+def _compiled_values(monkeypatch, **values):
+    """Fixture body: ``gvr_topk.tuning`` values that are compiled into the kernels (module constexprs of
+    ``gvr_topk.kernels._common``) replaced in both places for a test, which only the interpreter sees (it reads the
+    module on every call); prepared launches are dropped before and after. Yields the values in the order given:
+    one value alone, several as a tuple."""
+    from gvr_topk.kernels import _common
+
+    for name, value in values.items():
+        monkeypatch.setattr(_common, name, triton.language.constexpr(value))
+        monkeypatch.setattr(tuning, name, value)
+    gvr_topk.clear_launch_cache()
+    given = tuple(values.values())
+    yield given[0] if len(given) == 1 else given
+    monkeypatch.undo()
+    gvr_topk.clear_launch_cache()
+
+
 @pytest.fixture(params=[1, 8], ids=["single_scores", "groups_of_8"])
 def sample_group(request, monkeypatch):
     """``tuning.SAMPLE_GROUP``: single scores (the default) and groups of 8 adjacent scores, so both ways the
@@ -515,17 +532,10 @@ def test_maxima_rank_matches_its_meaning(sample, groups):
 def sample_maxima_other(monkeypatch):
     """``tuning.SAMPLE_MAXIMA`` at the setting that is not compiled in (256 group maxima, or 0: every sampled key),
     through the interpreter only, as ``sample_early_other``."""
-    from gvr_topk.kernels import _common
-
     if not gvr_topk.kernels_interpreted():
         pytest.skip("SAMPLE_MAXIMA is compiled into the GPU kernels; the interpreter tests the other setting")
     value = 0 if tuning.SAMPLE_MAXIMA else 256
-    monkeypatch.setattr(_common, "SAMPLE_MAXIMA", triton.language.constexpr(value))
-    monkeypatch.setattr(tuning, "SAMPLE_MAXIMA", value)
-    gvr_topk.clear_launch_cache()
-    yield value
-    monkeypatch.undo()
-    gvr_topk.clear_launch_cache()
+    yield from _compiled_values(monkeypatch, SAMPLE_MAXIMA=value)
 
 
 @pytest.mark.parametrize("family,rows,n,k,gen", [
@@ -558,20 +568,11 @@ def sample_early_other(monkeypatch):
     other test runs the compiled setting). The values are compiled into the GPU kernels when they are imported,
     while the interpreter reads them from the kernels' module on every call, so this runs through the interpreter
     only."""
-    from gvr_topk.kernels import _common
-
     if not gvr_topk.kernels_interpreted():
         pytest.skip("SAMPLE_STOP_DIV and SAMPLE_LOW_GROUPS are compiled into the GPU kernels; the interpreter tests "
                     "the other setting")
     stop, low = (0, 0) if (tuning.SAMPLE_STOP_DIV, tuning.SAMPLE_LOW_GROUPS) != (0, 0) else (8, 128)
-    monkeypatch.setattr(_common, "SAMPLE_STOP_DIV", triton.language.constexpr(stop))
-    monkeypatch.setattr(_common, "SAMPLE_LOW_GROUPS", triton.language.constexpr(low))
-    monkeypatch.setattr(tuning, "SAMPLE_STOP_DIV", stop)
-    monkeypatch.setattr(tuning, "SAMPLE_LOW_GROUPS", low)
-    gvr_topk.clear_launch_cache()
-    yield stop, low
-    monkeypatch.undo()
-    gvr_topk.clear_launch_cache()
+    yield from _compiled_values(monkeypatch, SAMPLE_STOP_DIV=stop, SAMPLE_LOW_GROUPS=low)
 
 
 @pytest.mark.parametrize("family,rows,n,k,gen", [
