@@ -74,7 +74,7 @@ def _timed_split_kernel(indices_ptr, logits_ptr, ws_count_ptr, ws_keys_ptr, ws_c
     tp = t_ptr + (row * SPLIT + part) * 12
     tl.store(tp + 0, _now())
     row_ptr = logits_ptr + row.to(tl.int64) * row_stride
-    thr = _sample_threshold(row_ptr, n, _sample_rank(n, aim, SAMPLE), SAMPLE, 1)
+    thr = _sample_threshold(row_ptr, n, _sample_rank(n, aim, SAMPLE), SAMPLE, 1, 0)
     tl.store(tp + 1, _now())
     count_ptr = ws_count_ptr + row * 2
     slot_keys = ws_keys_ptr + row.to(tl.int64) * CAP

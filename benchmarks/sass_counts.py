@@ -5,7 +5,8 @@
         select select_many select_accept2 select_accept3 select_accept2_short
         select_accept2_short_small_bins select_ladder select_looped threshold coop coop_window coop_balance;
         CONSTEXPR=VALUE replaces one of ``gvr_topk.kernels._common``'s module constexprs, e.g. SAMPLE_LEVELS=1,
-        for this compile: the tuning values compiled into the kernels at import, which no launch argument sets)
+        for this compile: the tuning values compiled into the kernels at import, which no launch argument sets;
+        or one of the launch constexprs below, e.g. SAMPLE_MAXIMA=512)
 
 Compiles the staging, split, select and threshold kernels for sm_90 with ``triton.compile`` (constexprs of a
 131075-column, K=2048 launch), disassembles them with the ``nvdisasm`` that ships in Triton's wheel, and prints per
@@ -33,7 +34,8 @@ from gvr_topk.kernels import stream
 from gvr_topk.launch.common import stage_lanes
 from gvr_topk.workspace import coop_words
 
-BASE = dict(K=2048, KB=2048, CAP=8192, SAMPLE=2048, SAMPLE_GROUP=tuning.SAMPLE_GROUP, MIN_TILE=tuning.SELECT_MIN_TILE,
+BASE = dict(K=2048, KB=2048, CAP=8192, SAMPLE=2048, SAMPLE_GROUP=tuning.SAMPLE_GROUP, SAMPLE_MAXIMA=0,
+            MIN_TILE=tuning.SELECT_MIN_TILE,
             HINT_FREE=True, VARLEN=False, HAS_VALUES=False, TIE_RUNG=tuning.TIE_RUNG, PDL=tuning.STREAM_PDL,
             ROW_WAIT=tuning.STREAM_ROW_WAIT,
             ACCEPT_LARGE_BIN=tuning.STREAM_ACCEPT_LARGE_BIN)
@@ -176,10 +178,13 @@ def main(argv=None) -> int:
     args = sys.argv[1:] if argv is None else argv
     wanted = {a for a in args if "=" not in a}
     overrides = dict(a.split("=", 1) for a in args if "=" in a)
-    if overrides:
+    launch = {k: int(v) for k, v in overrides.items() if k in BASE}
+    if len(launch) < len(overrides):
         from gvr_topk.kernels import _common
 
         for name, value in overrides.items():
+            if name in launch:
+                continue
             if not isinstance(getattr(_common, name, None), triton.language.constexpr):
                 raise SystemExit(f"sass_counts: {name} is not a module constexpr of gvr_topk.kernels._common")
             setattr(_common, name, triton.language.constexpr(int(value)))
@@ -191,7 +196,7 @@ def main(argv=None) -> int:
         if wanted and name not in wanted:
             continue
         t0 = time.perf_counter()
-        sass, regs = compile_sass(kernel, dict(BASE, **extra), warps, maxnreg)
+        sass, regs = compile_sass(kernel, dict(BASE, **extra, **launch), warps, maxnreg)
         print(f"{name:10s} compiled in {time.perf_counter() - t0:.1f} s")
         ops = collections.Counter(_opcode(m.group(1)) for m in map(_INSN.match, sass.splitlines()) if m)
         watch = " ".join(f"{k} {ops[k]}" for k in WATCH)

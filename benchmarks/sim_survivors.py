@@ -13,10 +13,11 @@ measuring them (benchmarks/NOTES.md, entry 8).
 
 ``--levels BITSxLEVELS,...`` repeats every arm per histogram shape of the sample threshold (``tuning.SAMPLE_BIN_BITS``
 bits per level, ``tuning.SAMPLE_LEVELS`` levels; compiled into the kernels, so not a ``probe_sample.py`` arm), and
-``--stop D,...`` per early stop of its levels (``tuning.SAMPLE_STOP_DIV``), ``--low G,...`` per start of its
-first window (``tuning.SAMPLE_LOW_GROUPS``) and ``--maxima G,...`` per group maxima its levels run over
-(``tuning.SAMPLE_MAXIMA``), all compiled in too; each line also gives the share of rows whose
-threshold took fewer levels than the shape has ("fewer levels": stopped early, or a window that closed).
+``--stop D,...`` per early stop of its levels (``tuning.SAMPLE_STOP_DIV``) and ``--low G,...`` per start of its
+first window (``tuning.SAMPLE_LOW_GROUPS``), both compiled in too, and ``--maxima G,...`` per group maxima its levels
+run over in launches of any row count (``tuning.SAMPLE_MAXIMA``; default: as ``Plan.maxima`` plans each cell);
+each line also gives the share of rows whose threshold took fewer levels than the shape has ("fewer levels":
+stopped early, or a window that closed).
 """
 
 import argparse
@@ -45,7 +46,7 @@ def simulate(logits: torch.Tensor, k: int) -> dict:
     rank = reference.sample_rank(n, plan.aim, plan.sample)
     ratios, classes, early = [], dict(under_k=0, half=0, full=0, over=0), 0
     for r in range(rows):
-        thr, levels = reference.sample_threshold_levels(keys[r], rank, plan.sample, tuning.SAMPLE_GROUP)
+        thr, levels = reference.sample_threshold_levels(keys[r], rank, plan.sample, tuning.SAMPLE_GROUP, plan.maxima)
         early += levels < tuning.SAMPLE_LEVELS
         c = int((keys[r] >= thr).sum())
         ratios.append(c / plan.aim)
@@ -70,23 +71,26 @@ def main() -> int:
                     help="comma-separated: decode rows (default) and / or the benchmark's adversarial kinds")
     ap.add_argument("--low", default=str(tuning.SAMPLE_LOW_GROUPS),
                     help="comma-separated SAMPLE_LOW_GROUPS values (0: the first window starts at the minimum)")
-    ap.add_argument("--maxima", default=str(tuning.SAMPLE_MAXIMA),
-                    help="comma-separated SAMPLE_MAXIMA values (0: the levels over every sampled key)")
+    ap.add_argument("--maxima", default="plan",
+                    help="comma-separated SAMPLE_MAXIMA values for launches of any row count (0: the levels over "
+                         "every sampled key); 'plan' (default): as the dispatcher plans each cell")
     args = ap.parse_args()
-    shapes = [tuple(int(v) for v in sh.split("x")) + (int(d), int(g), int(mx))
+    shapes = [tuple(int(v) for v in sh.split("x")) + (int(d), int(g), mx)
               for sh in args.levels.split(",") for d in args.stop.split(",") for g in args.low.split(",")
               for mx in args.maxima.split(",")]
+    shapes = [sh[:4] + ({} if sh[4] == "plan" else dict(SAMPLE_MAXIMA=int(sh[4]), SAMPLE_MAXIMA_MAX_ROWS=1 << 30),)
+              for sh in shapes]
     for cell, data in [(c, d) for c in args.cells.split(",") for d in args.data.split(",")]:
         rows, n, k = (int(v) for v in cell.split("x"))
         suite = "grid" if data == "decode" else "adversarial"
         logits = make_inputs(Case(suite, rows, n, k, data=data), k_max=2048, device="cpu").logits
         for spec, (bits, levels, stop, low, mx) in [(a, sh) for a in args.arms.split(",") for sh in shapes]:
             with tuned(dict(parse_arm(spec), SAMPLE_BIN_BITS=bits, SAMPLE_LEVELS=levels, SAMPLE_STOP_DIV=stop,
-                            SAMPLE_LOW_GROUPS=low, SAMPLE_MAXIMA=mx)):
+                            SAMPLE_LOW_GROUPS=low, **mx)):
                 s = simulate(logits, k)
             p = s["plan"]
-            head = (f"{spec:>18} {bits}x{levels} stop {stop} low {low} maxima {mx} {rows}x{n} K={k} {data} {p.family} "
-                    f"cap {p.cap} aim {p.aim} sample {p.sample}")
+            head = (f"{spec:>18} {bits}x{levels} stop {stop} low {low} maxima {p.maxima} {rows}x{n} K={k} {data} "
+                    f"{p.family} cap {p.cap} aim {p.aim} sample {p.sample}")
             if "note" in s:
                 print(f"{head}: {s['note']}")
                 continue

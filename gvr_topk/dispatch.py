@@ -47,6 +47,9 @@ class Plan:
     tail : int
         ``reg``: lanes of the tail tile that holds columns ``block`` .. ``block + tail - 1`` (0: none), so a row a
         little longer than a power of two is not padded to the next one; 0 for the other families.
+    maxima : int
+        Streaming families: group maxima of the sample that the sample threshold's histogram levels run over
+        (:func:`sample_maxima`), 0 for every sampled key and for ``reg``.
     """
 
     family: str
@@ -61,6 +64,7 @@ class Plan:
     coop: bool = False
     maxnreg: int = 0
     tail: int = 0
+    maxima: int = 0
 
 
 def _pow2_ceil(x: int) -> int:
@@ -108,6 +112,33 @@ def _stream_params(n: int, k: int):
     want = _pow2_ceil(-(-tuning.SAMPLE_ABOVE * n // aim))
     sample = min(max(want, tuning.SAMPLE_MIN), tuning.SAMPLE_MAX, cap)
     return cap, aim, sample
+
+
+def sample_maxima(rows: int) -> int:
+    """Group maxima the sample threshold's histogram levels run over in a streaming launch.
+
+    Where few rows share the GPU the threshold sits on each row's critical path and its histograms set its time;
+    with many rows its scattered loads do, which the maxima do not reduce (``tuning.SAMPLE_MAXIMA``).
+
+    Parameters
+    ----------
+    rows : int
+        Rows of the launch (the streaming family's chunk).
+
+    Returns
+    -------
+    int
+        ``tuning.SAMPLE_MAXIMA`` for at most ``tuning.SAMPLE_MAXIMA_MAX_ROWS`` rows, else 0 (every sampled key).
+
+    Raises
+    ------
+    ValueError
+        ``tuning.SAMPLE_MAXIMA`` is neither 0 nor a power of two.
+    """
+    m = tuning.SAMPLE_MAXIMA
+    if type(m) is not int or m < 0 or m & (m - 1):
+        raise ValueError(f"tuning.SAMPLE_MAXIMA: expected 0 or a power of two, got {m!r}")
+    return m if rows <= tuning.SAMPLE_MAXIMA_MAX_ROWS else 0
 
 
 def _split_factor(b: int, n: int, num_sms: int) -> int:
@@ -196,7 +227,8 @@ def plan_for(family: str, b: int, n: int, npad: int, k: int, *, num_sms: Optiona
         else:
             select_warps, select_maxnreg = tuning.SELECT_MANY_WARPS, tuning.SELECT_MANY_MAXNREG
         return Plan("stream", block=block, num_warps=tuning.STREAM_WARPS, cap=cap, aim=aim,
-                    sample=sample, split=max(split, 1), select_warps=select_warps, select_maxnreg=select_maxnreg)
+                    sample=sample, split=max(split, 1), select_warps=select_warps, select_maxnreg=select_maxnreg,
+                    maxima=sample_maxima(chunk))
     if family == "split":
         if b > split_rows_max():
             raise ValueError(f"family='split' serves at most {split_rows_max()} rows per launch (two counter words "
@@ -204,7 +236,7 @@ def plan_for(family: str, b: int, n: int, npad: int, k: int, *, num_sms: Optiona
         cap, aim, sample = _stream_params(n, k)
         split = _split_factor(b, n, num_sms)
         return Plan("split", block=_split_tile(n, split), num_warps=tuning.SPLIT_WARPS, cap=cap, aim=aim,
-                    sample=sample, split=split, coop=_split_coop(b, split, aim, num_sms))
+                    sample=sample, split=split, coop=_split_coop(b, split, aim, num_sms), maxima=sample_maxima(b))
     raise ValueError(f"family must be one of {FAMILIES} or None, got {family!r}")
 
 

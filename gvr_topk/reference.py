@@ -147,7 +147,7 @@ def digit_shift(span: int, bits: int = 8) -> int:
     return max((f >> 23) - 127 - (bits - 1), 0)
 
 
-def sample_threshold(keys: torch.Tensor, rank: int, sample: int, group: int) -> int:
+def sample_threshold(keys: torch.Tensor, rank: int, sample: int, group: int, maxima: int = 0) -> int:
     """The staging threshold the kernels derive from a row's sample (the host mirror of ``_sample_threshold``).
 
     ``tuning.SAMPLE_LEVELS`` histogram levels of ``2**tuning.SAMPLE_BIN_BITS`` bins over the sampled order keys,
@@ -155,8 +155,8 @@ def sample_threshold(keys: torch.Tensor, rank: int, sample: int, group: int) -> 
     the last level. The first window spans the sampled keys from their minimum, or from the smallest of
     ``tuning.SAMPLE_LOW_GROUPS`` group maxima when that is set and ``rank`` is at most it; with
     ``tuning.SAMPLE_STOP_DIV`` set, the levels stop after one whose crossing bin holds at most
-    ``rank / SAMPLE_STOP_DIV`` sampled keys. With ``tuning.SAMPLE_MAXIMA`` set the levels run over that many group
-    maxima of the sample at :func:`maxima_rank`'s rank instead. Used to simulate survivor
+    ``rank / SAMPLE_STOP_DIV`` sampled keys. With ``maxima`` set the levels run over that many group maxima of the
+    sample at :func:`maxima_rank`'s rank instead. Used to simulate survivor
     counts on the host (``benchmarks/sim_survivors.py``); a test checks it against the streaming family's
     thresholds.
 
@@ -166,13 +166,15 @@ def sample_threshold(keys: torch.Tensor, rank: int, sample: int, group: int) -> 
         int64 ``(n,)`` order keys of one row (:func:`order_keys`), ``n >= sample``.
     rank, sample, group : int
         :func:`sample_rank`'s rank, ``Plan.sample`` and ``tuning.SAMPLE_GROUP``.
+    maxima : int, optional
+        ``Plan.maxima``: group maxima the levels run over (0, or at least ``sample``: every sampled key).
 
     Returns
     -------
     int
         The threshold, an order key in ``[0, 2**32)``.
     """
-    return sample_threshold_levels(keys, rank, sample, group)[0]
+    return sample_threshold_levels(keys, rank, sample, group, maxima)[0]
 
 
 def maxima_rank(rank: int, sample: int, groups: int) -> int:
@@ -204,7 +206,7 @@ def maxima_rank(rank: int, sample: int, groups: int) -> int:
     return min(max(groups - int(q * groups), 1), groups)
 
 
-def sample_threshold_levels(keys: torch.Tensor, rank: int, sample: int, group: int) -> tuple:
+def sample_threshold_levels(keys: torch.Tensor, rank: int, sample: int, group: int, maxima: int = 0) -> tuple:
     """:func:`sample_threshold` and the number of histogram levels it took (``tuning.SAMPLE_STOP_DIV`` may stop it
     early; a degenerate window stops it too).
 
@@ -212,7 +214,7 @@ def sample_threshold_levels(keys: torch.Tensor, rank: int, sample: int, group: i
     ----------
     keys : torch.Tensor
         int64 ``(n,)`` order keys of one row, ``n >= sample``.
-    rank, sample, group : int
+    rank, sample, group, maxima : int
         As for :func:`sample_threshold`.
 
     Returns
@@ -222,7 +224,7 @@ def sample_threshold_levels(keys: torch.Tensor, rank: int, sample: int, group: i
         ``[0, tuning.SAMPLE_LEVELS]``.
     """
     k = keys[sample_columns(keys.numel(), sample, group)].tolist()
-    m = tuning.SAMPLE_MAXIMA
+    m = maxima
     if 0 < m < sample:
         k, rank = [max(k[j::m]) for j in range(m)], maxima_rank(rank, sample, m)
     lo, hi, need = min(k), max(k), rank
@@ -285,7 +287,7 @@ def coop_crossing_bin(keys: torch.Tensor, k: int, plan, bits: Optional[int] = No
     bits = tuning.SPLIT_COOP_BIN_BITS if bits is None else bits
     n = keys.numel()
     rank = sample_rank(n, plan.aim, plan.sample)
-    lo = sample_threshold(keys, rank, plan.sample, tuning.SAMPLE_GROUP)
+    lo = sample_threshold(keys, rank, plan.sample, tuning.SAMPLE_GROUP, plan.maxima)
     sampled = keys[sample_columns(n, plan.sample, tuning.SAMPLE_GROUP)]
     finite = sampled[sampled < 0xFF800000]  # the key of +inf; NaNs lie above it
     top = max(int(finite.max()) if finite.numel() else 0, lo)

@@ -133,20 +133,22 @@ SAMPLE_STOP_DIV = 0
 #: disjoint groups' maxima are G distinct keys, so the smallest is at most the G-th largest, at most the rank-th.
 #: 0: the minimum. Compiled in like the values above; 0 until measured on the GPU (NOTES entry 35).
 SAMPLE_LOW_GROUPS = 0
-#: The sample threshold's histogram levels run over the maxima of SAMPLE_MAXIMA groups of the sample (group j:
-#: sampled keys j, j + G, ...; spread over the whole row) at the rank among them that stands for the sample's rank
-#: (``reference.maxima_rank``), instead of over every sampled key: the levels' ballot-lowered histograms, most of
-#: the threshold kernel's instructions (NOTES entry 34), then count G keys instead of SAMPLE, while the sample's
-#: loads, and so its information about the row's upper tail, stay the same. 0: off (every sampled key).
-#: Compiled in like the values above. Offline sm_90 code of the threshold kernel (Triton 3.6): 2688 -> 1120 / 1440
-#: instructions at 256 / 512 maxima. Measured on an H100 only (NOTES entry 48, probe_ab.py, hint-free): 512 maxima
-#: -10% at 1 x 131075 K=2048, -4 to -6% at 8-128 rows of 65536-131075 columns, level at 64 x 16387, -1% at 512
-#: rows, +3% at 1 x 16387 K=2048, and +2 to +3% on three adversarial kinds at 512 x 131075; 256 maxima smaller
-#: gains and one adversarial cell 3.5x slower. The threshold kernel alone at 512 x 131075 took 44.7 -> 40.8 us at
-#: 256: its sample loads, not its histograms, set its time there. Off until measured on the H200; adopting it also
-#: needs the three tests whose rows are built around the full sample's ranks (the retry ladder's first rung, the
-#: tie rung's descent) to pin it to 0.
-SAMPLE_MAXIMA = 0
+#: Group maxima the sample threshold's histogram levels run over where SAMPLE_MAXIMA_MAX_ROWS below applies them
+#: (group j: sampled keys j, j + G, ...; spread over the whole row), at the rank among them that stands for the
+#: sample's rank (``reference.maxima_rank``), instead of every sampled key: the levels' ballot-lowered histograms,
+#: most of the threshold kernel's instructions (NOTES entry 34), then count G keys instead of SAMPLE, while the
+#: sample's loads, and so its information about the row's upper tail, stay the same. 0 or a power of two; a launch
+#: parameter (``Plan.maxima``), not compiled in. Offline sm_90 code of the threshold kernel (Triton 3.6): 2688 ->
+#: 1120 / 1440 instructions at 256 / 512 maxima. H100, probe_ab.py, hint-free (NOTES entry 48), 512 maxima against
+#: every key: -10% at 1 x 131075 K=2048, -4 to -6% at 8-128 rows of 65536-131075 columns, -1% at 512 rows, +3% at
+#: 1 x 16387 K=2048, +2 to +3% on three adversarial kinds at 512 x 131075; 256 maxima smaller gains and one
+#: adversarial cell 3.5x slower. The threshold kernel alone at 512 x 131075 took 44.7 -> 40.8 us at 256: its
+#: sample loads, not its histograms, set its time there.
+SAMPLE_MAXIMA = 512
+#: Launches (the streaming family's chunk) of at most this many rows run the sample threshold over SAMPLE_MAXIMA
+#: group maxima, larger ones over every sampled key (``dispatch.sample_maxima``); 0: never. 0 until measured on
+#: the H200.
+SAMPLE_MAXIMA_MAX_ROWS = 0
 #: Bits of the staged select's first histogram over the candidates' key window. 7 (was 8): the crossing bin roughly
 #: doubles (host replay of the benchmark's decode rows: at most 332 candidates at 64 x 131075 K=2048, under
 #: CROSS_CAP) and is refined on the small compacted tile, while the histogram over 2048-8192 lanes costs less.

@@ -61,8 +61,6 @@ SAMPLE_BINS = tl.constexpr(1 << tuning.SAMPLE_BIN_BITS)
 #: the first level's window (``tuning.SAMPLE_LOW_GROUPS``; 0 = the sample's minimum).
 SAMPLE_STOP_DIV = tl.constexpr(tuning.SAMPLE_STOP_DIV)
 SAMPLE_LOW_GROUPS = tl.constexpr(tuning.SAMPLE_LOW_GROUPS)
-#: Group maxima the sample threshold's levels run over (``tuning.SAMPLE_MAXIMA``; 0 = every sampled key).
-SAMPLE_MAXIMA = tl.constexpr(tuning.SAMPLE_MAXIMA)
 #: Bits (and bins) of the staged select's first histogram (``tuning.SELECT_BIN_BITS``).
 SELECT_BITS = tl.constexpr(tuning.SELECT_BIN_BITS)
 SELECT_BINS = tl.constexpr(1 << tuning.SELECT_BIN_BITS)
@@ -404,14 +402,14 @@ def _exact_row(out_ptr, val_ptr, row_ptr, n, K: tl.constexpr, TILE: tl.constexpr
 
 
 @triton.jit
-def _sample_threshold(row_ptr, n, rank, SAMPLE: tl.constexpr, GROUP: tl.constexpr):
+def _sample_threshold(row_ptr, n, rank, SAMPLE: tl.constexpr, GROUP: tl.constexpr, MAXIMA: tl.constexpr):
     """``_sample_bracket``'s threshold alone."""
-    thr, _top = _sample_bracket(row_ptr, n, rank, SAMPLE, GROUP)
+    thr, _top = _sample_bracket(row_ptr, n, rank, SAMPLE, GROUP, MAXIMA)
     return thr
 
 
 @triton.jit
-def _sample_bracket(row_ptr, n, rank, SAMPLE: tl.constexpr, GROUP: tl.constexpr):
+def _sample_bracket(row_ptr, n, rank, SAMPLE: tl.constexpr, GROUP: tl.constexpr, MAXIMA: tl.constexpr):
     """(threshold, window top). The threshold: an order key that at least ``rank`` scores of a
     deterministic sample of ``SAMPLE`` scores reach, close to the sample's rank-``rank`` key
     (``tuning.SAMPLE_LEVELS`` levels of up to 2**``SAMPLE_BIN_BITS`` bins; at the default two levels of 256, within
@@ -441,10 +439,10 @@ def _sample_bracket(row_ptr, n, rank, SAMPLE: tl.constexpr, GROUP: tl.constexpr)
     keys = _order_key(tl.load(row_ptr + cols).to(tl.float32))
     # 0xFF800000: the key of +inf.
     finite = tl.where(keys < tl.full([], 0xFF800000, tl.uint32), keys, 0)
-    # The keys the histogram levels run over: every sampled key, or the maxima of SAMPLE_MAXIMA groups (group j:
-    # lanes j, j + G, ..., spread over the row) at the rank among them that stands for ``rank``
-    # (tuning.SAMPLE_MAXIMA): each level's ballot-lowered histogram then counts G keys instead of SAMPLE.
-    NKEYS: tl.constexpr = SAMPLE_MAXIMA if (SAMPLE_MAXIMA > 0) and (SAMPLE_MAXIMA < SAMPLE) else SAMPLE
+    # The keys the histogram levels run over: every sampled key, or the maxima of MAXIMA groups (group j: lanes j,
+    # j + G, ..., spread over the row) at the rank among them that stands for ``rank`` (``Plan.maxima``): each
+    # level's ballot-lowered histogram then counts G keys instead of SAMPLE.
+    NKEYS: tl.constexpr = MAXIMA if (MAXIMA > 0) and (MAXIMA < SAMPLE) else SAMPLE
     if NKEYS < SAMPLE:
         keys = tl.max(tl.reshape(keys, [SAMPLE // NKEYS, NKEYS]), 0)
         # The largest finite key per group: their largest is the sample's, so the window top does not change.
@@ -499,25 +497,27 @@ def _sample_rank(n, aim, SAMPLE: tl.constexpr):
 
 
 @triton.jit
-def _row_threshold(row_ptr, n, aim, CAP: tl.constexpr, SAMPLE: tl.constexpr, SAMPLE_GROUP: tl.constexpr):
+def _row_threshold(row_ptr, n, aim, CAP: tl.constexpr, SAMPLE: tl.constexpr, SAMPLE_GROUP: tl.constexpr,
+                   SAMPLE_MAXIMA: tl.constexpr):
     """The staging threshold of a row of n > K columns, the guess: the key near rank ``aim * SAMPLE / n`` of the
     row's deterministic sample (1 = admit all for rows that fit the slot). Every program that computes it for a row
     gets the same value."""
     if n <= CAP:
         thr = tl.full([], 1, tl.uint32)
     else:
-        thr = _sample_threshold(row_ptr, n, _sample_rank(n, aim, SAMPLE), SAMPLE, SAMPLE_GROUP)
+        thr = _sample_threshold(row_ptr, n, _sample_rank(n, aim, SAMPLE), SAMPLE, SAMPLE_GROUP, SAMPLE_MAXIMA)
     return thr
 
 
 @triton.jit
-def _row_threshold_window(row_ptr, n, aim, CAP: tl.constexpr, SAMPLE: tl.constexpr, SAMPLE_GROUP: tl.constexpr):
+def _row_threshold_window(row_ptr, n, aim, CAP: tl.constexpr, SAMPLE: tl.constexpr, SAMPLE_GROUP: tl.constexpr,
+                          SAMPLE_MAXIMA: tl.constexpr):
     """``_row_threshold`` plus a key window [lo, hi] in which the row's K-th largest key likely lies: the sample
     threshold and the sample's largest key below +inf's (``_sample_bracket``). A row that fits the slot is still
     admitted whole (threshold 1), its window taken from the same sample (positions repeat when n < SAMPLE; any
     window is correct, only its resolution depends on it). Every program that computes it for a row gets the same
     values."""
-    lo, hi = _sample_bracket(row_ptr, n, _sample_rank(n, aim, SAMPLE), SAMPLE, SAMPLE_GROUP)
+    lo, hi = _sample_bracket(row_ptr, n, _sample_rank(n, aim, SAMPLE), SAMPLE, SAMPLE_GROUP, SAMPLE_MAXIMA)
     thr = tl.where(n <= CAP, tl.full([], 1, tl.uint32), lo)
     return thr, lo, hi
 
@@ -1237,8 +1237,9 @@ def _retry_rank(rank, count, aim, SAMPLE: tl.constexpr):
 def _refine_row(out_ptr, val_ptr, row_ptr, hint_ptr, n, count, thr, aim, slot_keys, slot_cols,
                 K: tl.constexpr,
                 KB: tl.constexpr, TILE: tl.constexpr, CAP: tl.constexpr, SAMPLE: tl.constexpr,
-                SAMPLE_GROUP: tl.constexpr, MIN_TILE: tl.constexpr, HINT_FREE: tl.constexpr, HAS_VALUES: tl.constexpr,
-                LANES: tl.constexpr, TIE_RUNG: tl.constexpr, SELECT_CHUNK: tl.constexpr):
+                SAMPLE_GROUP: tl.constexpr, SAMPLE_MAXIMA: tl.constexpr, MIN_TILE: tl.constexpr,
+                HINT_FREE: tl.constexpr, HAS_VALUES: tl.constexpr, LANES: tl.constexpr, TIE_RUNG: tl.constexpr,
+                SELECT_CHUNK: tl.constexpr):
     """Refine a row (n > K) whose survivors of one staging attempt against order key ``thr`` (``count`` of them)
     sit in its slot; one program.
 
@@ -1256,7 +1257,8 @@ def _refine_row(out_ptr, val_ptr, row_ptr, hint_ptr, n, count, thr, aim, slot_ke
     if (count < K) & (n > CAP):
         rank = _sample_rank(n, aim, SAMPLE)
         if rank < SAMPLE:
-            thr = _sample_threshold(row_ptr, n, _retry_rank(rank, count, aim, SAMPLE), SAMPLE, SAMPLE_GROUP)
+            thr = _sample_threshold(row_ptr, n, _retry_rank(rank, count, aim, SAMPLE), SAMPLE, SAMPLE_GROUP,
+                                    SAMPLE_MAXIMA)
             count = _restage(row_ptr, n, thr, slot_keys, slot_cols, CAP, TILE, LANES)
     if not HINT_FREE:
         if count < K:

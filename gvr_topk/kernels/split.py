@@ -116,7 +116,7 @@ def _gvr_split_kernel(
     n_bound, row_stride, out_stride, val_stride, pre_stride,
     n_uniform, next_n, cr_shift, aim,
     K: tl.constexpr, KB: tl.constexpr, TILE: tl.constexpr, CAP: tl.constexpr, SAMPLE: tl.constexpr,
-    SAMPLE_GROUP: tl.constexpr, MIN_TILE: tl.constexpr, SPLIT: tl.constexpr,
+    SAMPLE_GROUP: tl.constexpr, SAMPLE_MAXIMA: tl.constexpr, MIN_TILE: tl.constexpr, SPLIT: tl.constexpr,
     HINT_FREE: tl.constexpr,
     VARLEN: tl.constexpr, HAS_VALUES: tl.constexpr, LANES: tl.constexpr, TIE_RUNG: tl.constexpr,
     REFINE_TILE: tl.constexpr, BALANCE: tl.constexpr, ROWS_BLOCK: tl.constexpr,
@@ -140,28 +140,29 @@ def _gvr_split_kernel(
             s_row_ptr, s_out_ptr, s_val_ptr = _row_ptrs(srow, indices_ptr, values_ptr, logits_ptr, row_stride,
                                                         out_stride, val_stride)
             _split_share(s_out_ptr, s_val_ptr, s_row_ptr, pre_idx_ptr, ws_count_ptr, ws_keys_ptr, ws_cols_ptr, srow,
-                         spart, ssplit, s_n, next_n, pre_stride, aim, K, KB, TILE, CAP, SAMPLE, SAMPLE_GROUP, MIN_TILE,
-                         HINT_FREE, HAS_VALUES, LANES, TIE_RUNG, REFINE_TILE)
+                         spart, ssplit, s_n, next_n, pre_stride, aim, K, KB, TILE, CAP, SAMPLE, SAMPLE_GROUP,
+                         SAMPLE_MAXIMA, MIN_TILE, HINT_FREE, HAS_VALUES, LANES, TIE_RUNG, REFINE_TILE)
     elif n <= K:
         if part == 0:
             _emit_short(out_ptr, val_ptr, row_ptr, n, K, KB, HAS_VALUES)
     else:
         _split_share(out_ptr, val_ptr, row_ptr, pre_idx_ptr, ws_count_ptr, ws_keys_ptr, ws_cols_ptr, row, part,
-                     SPLIT, n, next_n, pre_stride, aim, K, KB, TILE, CAP, SAMPLE, SAMPLE_GROUP, MIN_TILE, HINT_FREE,
-                     HAS_VALUES, LANES, TIE_RUNG, REFINE_TILE)
+                     SPLIT, n, next_n, pre_stride, aim, K, KB, TILE, CAP, SAMPLE, SAMPLE_GROUP, SAMPLE_MAXIMA,
+                     MIN_TILE, HINT_FREE, HAS_VALUES, LANES, TIE_RUNG, REFINE_TILE)
 
 
 @triton.jit
 def _split_share(out_ptr, val_ptr, row_ptr, pre_idx_ptr, ws_count_ptr, ws_keys_ptr, ws_cols_ptr, row, part, split,
                  n, next_n, pre_stride, aim, K: tl.constexpr, KB: tl.constexpr, TILE: tl.constexpr,
-                 CAP: tl.constexpr, SAMPLE: tl.constexpr, SAMPLE_GROUP: tl.constexpr, MIN_TILE: tl.constexpr,
+                 CAP: tl.constexpr, SAMPLE: tl.constexpr, SAMPLE_GROUP: tl.constexpr, SAMPLE_MAXIMA: tl.constexpr,
+                 MIN_TILE: tl.constexpr,
                  HINT_FREE: tl.constexpr, HAS_VALUES: tl.constexpr, LANES: tl.constexpr, TIE_RUNG: tl.constexpr,
                  REFINE_TILE: tl.constexpr):
     """The plain split kernel's work on a long row (n > K) as program ``part`` of the row's ``split``: stage this
     program's share of the row; the last of the row's programs to arrive selects."""
     start, end = _share_bounds(n, part, split, TILE)  # this program's share of the row
     x0 = _load_tile(row_ptr, start + _tile_offsets(TILE, LANES), end, True)  # in flight during the threshold
-    thr = _row_threshold(row_ptr, n, aim, CAP, SAMPLE, SAMPLE_GROUP)
+    thr = _row_threshold(row_ptr, n, aim, CAP, SAMPLE, SAMPLE_GROUP, SAMPLE_MAXIMA)
     count_ptr, slot_keys, slot_cols = _row_slot(row, ws_count_ptr, ws_keys_ptr, ws_cols_ptr, CAP)
     arrive_ptr = count_ptr + 1
     # ---- this program's share of the row ----
@@ -174,7 +175,7 @@ def _split_share(out_ptr, val_ptr, row_ptr, pre_idx_ptr, ws_count_ptr, ws_keys_p
         count = tl.atomic_xchg(count_ptr, 0, sem="acq_rel")
         tl.atomic_xchg(arrive_ptr, 0, sem="relaxed")
         _refine_row(out_ptr, val_ptr, row_ptr, pre_idx_ptr + (row // next_n).to(tl.int64) * pre_stride, n,
-                    count, thr, aim, slot_keys, slot_cols, K, KB, REFINE_TILE, CAP, SAMPLE, SAMPLE_GROUP,
+                    count, thr, aim, slot_keys, slot_cols, K, KB, REFINE_TILE, CAP, SAMPLE, SAMPLE_GROUP, SAMPLE_MAXIMA,
                     MIN_TILE, HINT_FREE, HAS_VALUES, LANES, TIE_RUNG, 0)
 
 
@@ -311,7 +312,8 @@ def _coop_tie_rung(out_ptr, val_ptr, row_ptr, n, part, thr, coop, slot_keys, slo
 @triton.jit
 def _coop_stage(row_ptr, n, row, part, split, ws_count_ptr, ws_keys_ptr, ws_cols_ptr, ws_coop_ptr, aim,
                 TILE: tl.constexpr, CAP: tl.constexpr, SAMPLE: tl.constexpr, SAMPLE_GROUP: tl.constexpr,
-                LANES: tl.constexpr, COOP_WORDS: tl.constexpr, WINDOW: tl.constexpr, KEEP_THR: tl.constexpr):
+                SAMPLE_MAXIMA: tl.constexpr, LANES: tl.constexpr, COOP_WORDS: tl.constexpr, WINDOW: tl.constexpr,
+                KEEP_THR: tl.constexpr):
     """The cooperative form's staging of a long row (n > K) as program ``part`` of the row's ``split``: its share
     staged into the row's slot, and the row's key window into the row's scratch (with WINDOW the sample's, stored by
     part 0, and the row histogram counted while staging; else the admitted scores' span, by atomics). KEEP_THR:
@@ -325,14 +327,14 @@ def _coop_stage(row_ptr, n, row, part, split, ws_count_ptr, ws_keys_ptr, ws_cols
     if WINDOW:
         # The window is the sample's, the same on every program, so the row's histogram is counted while staging
         # and one barrier fewer is needed.
-        thr, lo, hi = _row_threshold_window(row_ptr, n, aim, CAP, SAMPLE, SAMPLE_GROUP)
+        thr, lo, hi = _row_threshold_window(row_ptr, n, aim, CAP, SAMPLE, SAMPLE_GROUP, SAMPLE_MAXIMA)
         _stage_share_prefetched(x0, row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP, TILE, LANES,
                                 False, hist_ptr, lo, _digit_shift(hi - lo, COOP_BITS), True, COOP_BINS)
         if part == 0:
             tl.store(ucoop + _C_LO, lo)
             tl.store(ucoop + _C_HI, hi)
     else:
-        thr = _row_threshold(row_ptr, n, aim, CAP, SAMPLE, SAMPLE_GROUP)
+        thr = _row_threshold(row_ptr, n, aim, CAP, SAMPLE, SAMPLE_GROUP, SAMPLE_MAXIMA)
         lo, hi = _stage_share_prefetched(x0, row_ptr, start, end, thr, count_ptr, slot_keys, slot_cols, CAP, TILE,
                                          LANES, True, hist_ptr, 0, 0, False, COOP_BINS)
         tl.atomic_max(ucoop + _C_LO, 0xFFFFFFFF - lo, sem="relaxed")
@@ -352,7 +354,7 @@ def _gvr_split_coop_kernel(
     n_bound, row_stride, out_stride, val_stride, pre_stride,
     n_uniform, next_n, cr_shift, aim,
     K: tl.constexpr, KB: tl.constexpr, TILE: tl.constexpr, CAP: tl.constexpr, SAMPLE: tl.constexpr,
-    SAMPLE_GROUP: tl.constexpr, MIN_TILE: tl.constexpr, SPLIT: tl.constexpr,
+    SAMPLE_GROUP: tl.constexpr, SAMPLE_MAXIMA: tl.constexpr, MIN_TILE: tl.constexpr, SPLIT: tl.constexpr,
     HINT_FREE: tl.constexpr,
     VARLEN: tl.constexpr, HAS_VALUES: tl.constexpr, LANES: tl.constexpr, TIE_RUNG: tl.constexpr,
     REFINE_TILE: tl.constexpr, SLICE: tl.constexpr, COOP_WORDS: tl.constexpr, WINDOW: tl.constexpr,
@@ -382,8 +384,8 @@ def _gvr_split_coop_kernel(
                 s_row_ptr, _s_out, _s_val = _row_ptrs(srow, indices_ptr, values_ptr, logits_ptr, row_stride,
                                                       out_stride, val_stride)
                 _coop_stage(s_row_ptr, s_n, srow, spart, ssplit, ws_count_ptr,
-                            ws_keys_ptr, ws_cols_ptr, ws_coop_ptr, aim, TILE, CAP, SAMPLE, SAMPLE_GROUP, LANES,
-                            COOP_WORDS, WINDOW, True)
+                            ws_keys_ptr, ws_cols_ptr, ws_coop_ptr, aim, TILE, CAP, SAMPLE, SAMPLE_GROUP,
+                            SAMPLE_MAXIMA, LANES, COOP_WORDS, WINDOW, True)
                 if PHASE == 0:
                     _row_publish(ws_coop_ptr + srow.to(tl.int64) * COOP_WORDS + _C_BAR)
     if n <= K:
@@ -403,7 +405,8 @@ def _gvr_split_coop_kernel(
         if (PHASE <= 1) and (not BAL):
             # The later launches' threshold is stored; the single launch keeps it in registers.
             thr = _coop_stage(row_ptr, n, row, part, SPLIT, ws_count_ptr, ws_keys_ptr, ws_cols_ptr, ws_coop_ptr,
-                              aim, TILE, CAP, SAMPLE, SAMPLE_GROUP, LANES, COOP_WORDS, WINDOW, PHASE == 1)
+                              aim, TILE, CAP, SAMPLE, SAMPLE_GROUP, SAMPLE_MAXIMA, LANES, COOP_WORDS, WINDOW,
+                              PHASE == 1)
         if PHASE == 0:
             if BAL:
                 _row_wait(coop + _C_BAR, stagers)  # this program staged (and published) above
@@ -509,7 +512,8 @@ def _gvr_split_coop_kernel(
                         tl.atomic_xchg(count_ptr, 0, sem="acq_rel")  # at rest for the next call
                         _refine_row(out_ptr, val_ptr, row_ptr, pre_idx_ptr + (row // next_n).to(tl.int64) * pre_stride,
                                     n, count, thr, aim, slot_keys, slot_cols, K, KB, REFINE_TILE, CAP,
-                                    SAMPLE, SAMPLE_GROUP, MIN_TILE, HINT_FREE, HAS_VALUES, LANES, TIE_RUNG, 0)
+                                    SAMPLE, SAMPLE_GROUP, SAMPLE_MAXIMA, MIN_TILE, HINT_FREE, HAS_VALUES, LANES,
+                                    TIE_RUNG, 0)
                     # Every other program has passed both barriers and finished with the scratch.
                     tl.store(coop + _C_HIST + bins, tl.zeros([COOP_BINS], tl.int32))
                     words = tl.arange(0, 8)

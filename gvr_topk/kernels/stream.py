@@ -68,7 +68,8 @@ from ._common import _tile_offsets
 def _gvr_threshold_kernel(
     logits_ptr, kv_lens_ptr, ws_thr_ptr, ws_flag_ptr,  # scores; int32 [batch]; [rows_chunk] out: thresholds, flags
     row0, n_bound, row_stride, n_uniform, next_n, cr_shift, aim,
-    CAP: tl.constexpr, SAMPLE: tl.constexpr, SAMPLE_GROUP: tl.constexpr, VARLEN: tl.constexpr,
+    CAP: tl.constexpr, SAMPLE: tl.constexpr, SAMPLE_GROUP: tl.constexpr, SAMPLE_MAXIMA: tl.constexpr,
+    VARLEN: tl.constexpr,
     PDL: tl.constexpr, ROW_WAIT: tl.constexpr,
 ):
     """Guess, once per row: the staging threshold from a deterministic sample (1 = admit all for rows that fit the
@@ -80,7 +81,7 @@ def _gvr_threshold_kernel(
     local = tl.program_id(0)
     row = row0 + local
     n = _row_length(row, kv_lens_ptr, n_uniform, next_n, cr_shift, n_bound, VARLEN)
-    thr = _row_threshold(logits_ptr + row.to(tl.int64) * row_stride, n, aim, CAP, SAMPLE, SAMPLE_GROUP)
+    thr = _row_threshold(logits_ptr + row.to(tl.int64) * row_stride, n, aim, CAP, SAMPLE, SAMPLE_GROUP, SAMPLE_MAXIMA)
     tl.store(ws_thr_ptr + local, thr.to(tl.int32, bitcast=True))
     if ROW_WAIT:
         _row_publish(ws_flag_ptr + local)  # the threshold is there
@@ -143,7 +144,7 @@ def _gvr_select_kernel(
     row0, n_bound, row_stride, out_stride, val_stride, pre_stride,
     n_uniform, next_n, cr_shift, aim, split,
     K: tl.constexpr, KB: tl.constexpr, REFINE_TILE: tl.constexpr, CAP: tl.constexpr, SAMPLE: tl.constexpr,
-    SAMPLE_GROUP: tl.constexpr, MIN_TILE: tl.constexpr, HINT_FREE: tl.constexpr,
+    SAMPLE_GROUP: tl.constexpr, SAMPLE_MAXIMA: tl.constexpr, MIN_TILE: tl.constexpr, HINT_FREE: tl.constexpr,
     VARLEN: tl.constexpr,
     HAS_VALUES: tl.constexpr, REFINE_LANES: tl.constexpr, TIE_RUNG: tl.constexpr, PDL: tl.constexpr,
     SELECT_CHUNK: tl.constexpr, SELECT_PART: tl.constexpr, ROW_WAIT: tl.constexpr,
@@ -200,5 +201,5 @@ def _gvr_select_kernel(
                     thr = tl.load(ws_thr_ptr + local).to(tl.uint32, bitcast=True)
                 _refine_row(out_ptr, val_ptr, row_ptr, pre_idx_ptr + (row // next_n).to(tl.int64) * pre_stride, n,
                             count, thr, aim, slot_keys, slot_cols, K, KB, REFINE_TILE, CAP,
-                            SAMPLE, SAMPLE_GROUP, MIN_TILE, HINT_FREE, HAS_VALUES, REFINE_LANES, TIE_RUNG,
-                            SELECT_CHUNK)
+                            SAMPLE, SAMPLE_GROUP, SAMPLE_MAXIMA, MIN_TILE, HINT_FREE, HAS_VALUES, REFINE_LANES,
+                            TIE_RUNG, SELECT_CHUNK)

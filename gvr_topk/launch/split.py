@@ -109,7 +109,7 @@ def family_kwargs(plan: Plan, rows: int, device=None) -> dict:
         raise ValueError(f"tuning.SPLIT_COOP_RANK_MAX: expected 0 or a power of two <= CROSS_CAP "
                          f"({tuning.CROSS_CAP}), got {rank_max!r}")
     return dict(aim=plan.aim, TILE=plan.block, CAP=plan.cap, SAMPLE=plan.sample, SAMPLE_GROUP=tuning.SAMPLE_GROUP,
-                MIN_TILE=tuning.SELECT_MIN_TILE, SPLIT=plan.split,
+                SAMPLE_MAXIMA=plan.maxima, MIN_TILE=tuning.SELECT_MIN_TILE, SPLIT=plan.split,
                 LANES=stage_lanes(plan.block, plan.num_warps), TIE_RUNG=tuning.TIE_RUNG,
                 REFINE_TILE=tuning.SPLIT_TILE, num_warps=plan.num_warps,
                 SLICE=slice_lanes(plan), COOP_WORDS=ws.coop_words(), WINDOW=int(tuning.SPLIT_COOP_WINDOW),

@@ -125,8 +125,8 @@ def family_kwargs(plan: Plan, rows: int, device=None) -> dict:
     # Survivors-only staging where a tile admits few scores: rows long enough for the long tile (NOTES entry 22).
     sparse = tuning.STREAM_STAGE_SPARSE if plan.block >= tuning.STREAM_TILE else 0
     return dict(aim=plan.aim, TILE=plan.block, CAP=plan.cap, SAMPLE=plan.sample, SAMPLE_GROUP=tuning.SAMPLE_GROUP,
-                MIN_TILE=tuning.SELECT_MIN_TILE, split=plan.split, PDL=pdl_supported(device),
-                num_rows=rows, chunk_rows=tuning.STREAM_CHUNK_ROWS,
+                SAMPLE_MAXIMA=plan.maxima, MIN_TILE=tuning.SELECT_MIN_TILE, split=plan.split,
+                PDL=pdl_supported(device), num_rows=rows, chunk_rows=tuning.STREAM_CHUNK_ROWS,
                 stage_warps=plan.num_warps, threshold_warps=tuning.THRESHOLD_WARPS, select_warps=plan.select_warps,
                 select_maxnreg=plan.select_maxnreg, stage_maxnreg=tuning.STREAM_STAGE_MAXNREG,
                 REFINE_TILE=tuning.REFINE_TILE,

@@ -114,6 +114,27 @@ def test_stream_tile_both_sides():
     assert route(512, 10 * t, t, 2048).block == tuning.STREAM_TILE_SHORT
 
 
+def test_sample_maxima_both_sides(monkeypatch):
+    # Launches of at most SAMPLE_MAXIMA_MAX_ROWS rows (the streaming family's chunk) run the sample threshold over
+    # SAMPLE_MAXIMA group maxima, larger ones and the register family over every sampled key.
+    monkeypatch.setattr(tuning, "SAMPLE_MAXIMA", 512)
+    monkeypatch.setattr(tuning, "SAMPLE_MAXIMA_MAX_ROWS", 128)
+    assert route(1, 131075, 131075, 2048).maxima == 512  # split
+    assert route(128, 131075, 131075, 2048).maxima == 512  # stream, one chunk of 128 rows
+    assert route(129, 131075, 131075, 2048).maxima == 0
+    assert route(4096, 131075, 131075, 2048).maxima == 0  # chunks of STREAM_CHUNK_ROWS
+    assert route(1, 4111, 4111, 2048).maxima == 0  # reg: no sample
+    assert dispatch.plan_for("split", 32, 131075, 131075, 2048).maxima == 512
+    monkeypatch.setattr(tuning, "STREAM_CHUNK_ROWS", 64)
+    assert route(4096, 131075, 131075, 2048).maxima == 512  # a chunk's rows, not the launch's
+    monkeypatch.setattr(tuning, "SAMPLE_MAXIMA_MAX_ROWS", 0)
+    assert route(1, 131075, 131075, 2048).maxima == 0
+    for bad in (3, -2, 2.0):
+        monkeypatch.setattr(tuning, "SAMPLE_MAXIMA", bad)
+        with pytest.raises(ValueError, match=f"tuning.SAMPLE_MAXIMA: expected 0 or a power of two, got {bad!r}"):
+            route(1, 131075, 131075, 2048)
+
+
 def test_stream_min_split_both_sides(monkeypatch):
     # The floor on staging programs per row raises only chunks whose share of STREAM_TARGET_PROGRAMS is below it,
     # and stays within the bounds by row length and STREAM_SPLIT_MAX.

@@ -494,7 +494,7 @@ def test_host_mirror_of_the_sample_threshold(n, k, gen, sample_group):
     got = (wsm.stream_views(wsb, plan, rows)[1][:rows].to(torch.int64) & 0xFFFFFFFF).tolist()
     rank = reference.sample_rank(n, plan.aim, plan.sample)
     keys = reference.order_keys(x.cpu())
-    want = [reference.sample_threshold(keys[r], rank, plan.sample, sample_group) for r in range(rows)]
+    want = [reference.sample_threshold(keys[r], rank, plan.sample, sample_group, plan.maxima) for r in range(rows)]
     assert got == want
 
 
@@ -528,14 +528,13 @@ def test_maxima_rank_matches_its_meaning(sample, groups):
         assert abs(reference.maxima_rank(r, sample, groups) - max(math.ceil(ideal), 1)) <= 1, (r, ideal)
 
 
-@pytest.fixture
-def sample_maxima_other(monkeypatch):
-    """``tuning.SAMPLE_MAXIMA`` at the setting that is not compiled in (256 group maxima, or 0: every sampled key),
-    through the interpreter only, as ``sample_early_other``."""
-    if not gvr_topk.kernels_interpreted():
-        pytest.skip("SAMPLE_MAXIMA is compiled into the GPU kernels; the interpreter tests the other setting")
-    value = 0 if tuning.SAMPLE_MAXIMA else 256
-    yield from _compiled_values(monkeypatch, SAMPLE_MAXIMA=value)
+@pytest.fixture(params=[0, 256, 512], ids=["every_key", "maxima_256", "maxima_512"])
+def sample_maxima(request, monkeypatch):
+    """The sample threshold's levels over every sampled key, or over 256 / 512 group maxima of the sample
+    (``tuning.SAMPLE_MAXIMA``), for launches of any row count (``tuning.SAMPLE_MAXIMA_MAX_ROWS``): a launch
+    parameter (``Plan.maxima``), so the GPU kernels are tested at every setting too."""
+    monkeypatch.setattr(tuning, "SAMPLE_MAXIMA_MAX_ROWS", 1 << 30)
+    yield from _tuning_value(monkeypatch, "SAMPLE_MAXIMA", request.param)
 
 
 @pytest.mark.parametrize("family,rows,n,k,gen", [
@@ -545,16 +544,17 @@ def sample_maxima_other(monkeypatch):
     ("split", 2, 20000, 512, "cauchy"),
     ("split", 1, 40000, 2048, "randn"),  # the cooperative form, which bins over the sample's window
 ])
-def test_sample_threshold_over_group_maxima(family, rows, n, k, gen, sample_maxima_other):
-    """The sample threshold at the group-maxima setting that is not compiled in: the streaming family's thresholds
-    equal the host mirror's (``test_host_mirror_of_the_sample_threshold`` checks the compiled setting), and both
-    families stay exact."""
+def test_sample_threshold_over_group_maxima(family, rows, n, k, gen, sample_maxima):
+    """The sample threshold over every sampled key and over group maxima: the plan carries the setting, the
+    streaming family's thresholds equal the host mirror's, and both families stay exact."""
     x = _poisoned(rows, n, seed=90 + k, gen=gen)
     kv = _kv(rows, n)
     plan = gvr_topk.plan_for(family, rows, n, n, k)
+    assert plan.maxima == sample_maxima
     rank = reference.sample_rank(n, plan.aim, plan.sample)
     keys = reference.order_keys(x.cpu())
-    mirror = [reference.sample_threshold(keys[r], rank, plan.sample, tuning.SAMPLE_GROUP) for r in range(rows)]
+    mirror = [reference.sample_threshold(keys[r], rank, plan.sample, tuning.SAMPLE_GROUP, plan.maxima)
+              for r in range(rows)]
     got = _run_exact_read_thresholds(x, kv, k, family, plan)
     if family == "stream":
         assert got == mirror
@@ -591,7 +591,8 @@ def test_sample_threshold_other_window_and_stop(family, rows, n, k, gen, sample_
     plan = gvr_topk.plan_for(family, rows, n, n, k)
     rank = reference.sample_rank(n, plan.aim, plan.sample)
     keys = reference.order_keys(x.cpu())
-    mirror = [reference.sample_threshold_levels(keys[r], rank, plan.sample, tuning.SAMPLE_GROUP) for r in range(rows)]
+    mirror = [reference.sample_threshold_levels(keys[r], rank, plan.sample, tuning.SAMPLE_GROUP, plan.maxima)
+              for r in range(rows)]
     if sample_early_other != (0, 0):  # what each case is for
         if gen == "cauchy":
             assert sorted(lv for _, lv in mirror) == [1, 2], "one row meant to stop after one level, one not"
@@ -626,7 +627,7 @@ def _crossing_bin(row: torch.Tensor, k: int, plan) -> tuple:
     host replay of the sample threshold and of the select's first histogram (``_select_staged_tile``)."""
     keys = reference.order_keys(row.cpu())
     rank = reference.sample_rank(row.numel(), plan.aim, plan.sample)
-    cand = keys[keys >= reference.sample_threshold(keys, rank, plan.sample, tuning.SAMPLE_GROUP)]
+    cand = keys[keys >= reference.sample_threshold(keys, rank, plan.sample, tuning.SAMPLE_GROUP, plan.maxima)]
     lo, hi = int(cand.min()), int(cand.max())
     shift = reference.digit_shift(hi - lo, tuning.SELECT_BIN_BITS)
     hist = torch.bincount((cand - lo) >> shift, minlength=1 << tuning.SELECT_BIN_BITS)
@@ -751,10 +752,11 @@ def _just_under_k_row(n: int, k: int, seed: int) -> torch.Tensor:
 
 
 @pytest.mark.parametrize("family", ["split", "stream"])
-def test_retry_ladder_first_rung_aims_at_the_aim(family):
+def test_retry_ladder_first_rung_aims_at_the_aim(family, every_sampled_key):
     """A staging ~5% under K: the first rung's sample rank is scaled by aim / count (``_retry_rank``), so the
     restaging lands between K and half the capacity. A fixed 4x rank, as before, would overflow the slot here and
-    end in the whole-row path (NOTES entry 21). Checked on the host mirror of the threshold, then run exact."""
+    end in the whole-row path (NOTES entry 21). Checked on the host mirror of the threshold (the rows are built
+    around the whole sample's ranks: ``every_sampled_key``), then run exact."""
     n, k = 20000, 2048
     plan = gvr_topk.route(1, n, n, k, num_sms=132)
     rank = reference.sample_rank(n, plan.aim, plan.sample)

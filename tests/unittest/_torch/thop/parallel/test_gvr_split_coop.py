@@ -429,12 +429,13 @@ def test_tie_rows_share_the_tie_rung(kind, window):
             assert torch.equal(got[r], _share_ties(x[r], length, k, plan)), f"row {r}: per-program tie counts"
 
 
-def test_tie_rung_without_enough_ties_goes_on_down_the_ladder():
+def test_tie_rung_without_enough_ties_goes_on_down_the_ladder(every_sampled_key):
     """A threshold at +0.0's key admits -0.0 too, which is no tie of +0.0: here the row holds too few +0.0 to fill
-    K, so the shared rung must leave the row to the finisher's retry ladder, which finds the -0.0 winners."""
+    K, so the shared rung must leave the row to the finisher's retry ladder, which finds the -0.0 winners. The
+    sample is built around the whole sample's ranks (``every_sampled_key``)."""
     rows, n, k = 1, 20000, 2048
     plan = gvr_topk.route(rows, n, n, k)
-    assert plan.coop
+    assert plan.coop and plan.maxima == 0
     cols = reference.sample_columns(n, plan.sample, tuning.SAMPLE_GROUP)
     rank = reference.sample_rank(n, plan.aim, plan.sample)
     x = torch.full((n,), -0.0)
@@ -443,7 +444,7 @@ def test_tie_rung_without_enough_ties_goes_on_down_the_ladder():
     x[cols] = torch.tensor([0xBFFFFFFF - (1 << 32)], dtype=torch.int32).view(torch.float32)  # order key 0x40000000
     x[cols[:rank - 5]] = torch.rand(rank - 5, generator=torch.Generator().manual_seed(3)) + 1.0
     x[cols[rank - 5:rank + 15]] = 0.0
-    thr = reference.sample_threshold(reference.order_keys(x), rank, plan.sample, tuning.SAMPLE_GROUP)
+    thr = reference.sample_threshold(reference.order_keys(x), rank, plan.sample, tuning.SAMPLE_GROUP, plan.maxima)
     if thr != 0x80000000:  # the construction depends on the bin layout; say so rather than test something else
         pytest.fail(f"construction: the sample threshold is {thr:#x}, not +0.0's key; pick another filler value")
     x = x[None, :].to(DEV)
