@@ -2,7 +2,7 @@
 
 Without a CUDA GPU the Triton kernels run through Triton's interpreter: ``TRITON_INTERPRET=1`` must be set before
 triton is first imported, which is why this happens here, at collection time, before any test module imports
-``gvr_topk``.
+``gvr_topk``. Also the fixtures more than one test file uses.
 """
 
 import os

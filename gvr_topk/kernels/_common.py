@@ -415,6 +415,7 @@ def _sample_bracket(row_ptr, n, rank, SAMPLE: tl.constexpr, GROUP: tl.constexpr,
     (``tuning.SAMPLE_LEVELS`` levels of up to 2**``SAMPLE_BIN_BITS`` bins; at the default two levels of 256, within
     1/16384 of the sample's key span, at worst 1/4096). ``tuning.SAMPLE_LOW_GROUPS`` may start the first level's
     window above the sample's minimum and ``tuning.SAMPLE_STOP_DIV`` stop the levels early (both off by default).
+    MAXIMA > 0 (``Plan.maxima``): the levels run over that many group maxima of the sample instead of its keys.
 
     Histogram levels, no exact search: the threshold only steers how many scores get staged; the count that
     follows is exact, so an approximate rank costs at most a retry, never exactness. The sample is SAMPLE/GROUP
