@@ -75,11 +75,12 @@ def main() -> int:
                     help="comma-separated SAMPLE_MAXIMA values for launches of any row count (0: the levels over "
                          "every sampled key); 'plan' (default): as the dispatcher plans each cell")
     args = ap.parse_args()
+    # --maxima: "plan" keeps the dispatcher's choice; a number applies those maxima to launches of any row count.
+    maxima = [{} if mx == "plan" else dict(SAMPLE_MAXIMA=int(mx), SAMPLE_MAXIMA_MAX_ROWS=1 << 30)
+              for mx in args.maxima.split(",")]
     shapes = [tuple(int(v) for v in sh.split("x")) + (int(d), int(g), mx)
               for sh in args.levels.split(",") for d in args.stop.split(",") for g in args.low.split(",")
-              for mx in args.maxima.split(",")]
-    shapes = [sh[:4] + ({} if sh[4] == "plan" else dict(SAMPLE_MAXIMA=int(sh[4]), SAMPLE_MAXIMA_MAX_ROWS=1 << 30),)
-              for sh in shapes]
+              for mx in maxima]
     for cell, data in [(c, d) for c in args.cells.split(",") for d in args.data.split(",")]:
         rows, n, k = (int(v) for v in cell.split("x"))
         suite = "grid" if data == "decode" else "adversarial"

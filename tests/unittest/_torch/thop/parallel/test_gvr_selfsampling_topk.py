@@ -454,16 +454,15 @@ def _tuning_value(monkeypatch, name, value):
 def _compiled_values(monkeypatch, **values):
     """Fixture body: ``gvr_topk.tuning`` values that are compiled into the kernels (module constexprs of
     ``gvr_topk.kernels._common``) replaced in both places for a test, which only the interpreter sees (it reads the
-    module on every call); prepared launches are dropped before and after. Yields the values in the order given:
-    one value alone, several as a tuple."""
+    module on every call); prepared launches are dropped before and after. Yields the values, in the order given,
+    as a tuple."""
     from gvr_topk.kernels import _common
 
     for name, value in values.items():
         monkeypatch.setattr(_common, name, triton.language.constexpr(value))
         monkeypatch.setattr(tuning, name, value)
     gvr_topk.clear_launch_cache()
-    given = tuple(values.values())
-    yield given[0] if len(given) == 1 else given
+    yield tuple(values.values())
     monkeypatch.undo()
     gvr_topk.clear_launch_cache()
 
