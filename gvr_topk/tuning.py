@@ -147,10 +147,11 @@ SAMPLE_LOW_GROUPS = 0
 SAMPLE_MAXIMA = 512
 #: Launches (the streaming family's chunk) of at most this many rows run the sample threshold over SAMPLE_MAXIMA
 #: group maxima, larger ones over every sampled key (``dispatch.sample_maxima``); 0: never. 128: the rows where
-#: the maxima gain. H100, probe_ab.py in one process, 128 against 0 (NOTES entry 50): 0.911-0.982 on 8 decode
-#: cells of 1-128 rows (1 x 131075 K=512 -9%, 64 x 131075 K=2048 -3%), 0.95-0.99 on four adversarial kinds at 8
-#: and 128 x 131075, 1.02 at 1 x 16387 (a 512-key sample: the same keys either way, so noise), 512 rows
-#: unchanged (0.998; there the maxima measured +2 to +3% on adversarial rows, entry 48). Not yet timed on the H200.
+#: the maxima gain. probe_ab.py in one process, 128 against 0 (NOTES entry 50), on the H200: 0.890-0.977 on 8
+#: decode cells of 1-128 rows (1 x 131075 K=2048 -9%, 128 x 65536 K=1024 -7%, 64 x 131075 K=2048 -5%), 0.93-0.99
+#: on four adversarial kinds at 8 and 128 x 131075, 0.994 at 1 x 16387 (a 512-key sample: the same keys either
+#: way), 512 rows unchanged (0.996; there the maxima measured +2 to +3% on adversarial rows, entry 48). The H100:
+#: 0.911-0.982, 0.95-0.99.
 SAMPLE_MAXIMA_MAX_ROWS = 128
 #: Bits of the staged select's first histogram over the candidates' key window. 7 (was 8): the crossing bin roughly
 #: doubles (host replay of the benchmark's decode rows: at most 332 candidates at 64 x 131075 K=2048, under
