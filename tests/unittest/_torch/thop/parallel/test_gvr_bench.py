@@ -16,6 +16,7 @@ import pytest
 import torch
 
 import gvr_topk
+from gvr_topk import dispatch
 from gvr_topk import reference
 from gvr_topk.bench import cases as bc
 from gvr_topk.bench import floor as bfloor
@@ -25,6 +26,7 @@ from gvr_topk.bench.cases import Case
 from gvr_topk.bench.data import adversarial_rows
 from gvr_topk.bench.data import make_inputs
 from gvr_topk.bench.exact import check_exact_fast
+from gvr_topk.policy import load_config
 from gvr_topk.testing import check_exact
 
 pytestmark = pytest.mark.gvr_topk
@@ -712,8 +714,9 @@ print("compiled")
 
 def test_variant_probe_counts_without_running_and_compiles_one(tmp_path):
     """benchmarks/probe_variants.py (host only): the warm-up's launches are recorded, not run, and counted once per
-    compile key; the streaming family's batch sizes (64-512 rows: 32 down to 4 programs per row) share one stage and
-    one threshold variant; a recorded variant compiles offline for sm_90 from the JSON alone."""
+    compile key; the streaming family's batch sizes (64-512 requests of next_n rows) share one stage variant and one
+    threshold variant per group-maxima setting the dispatcher plans for them (``Plan.maxima``, a constexpr); a
+    recorded variant compiles offline for sm_90 from the JSON alone."""
     repo = Path(__file__).resolve().parents[5]
     script = repo / "benchmarks" / "probe_variants.py"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(repo), os.environ.get("PYTHONPATH", "")]))
@@ -728,7 +731,12 @@ def test_variant_probe_counts_without_running_and_compiles_one(tmp_path):
     for v in variants:
         per[v["kernel"]] = per.get(v["kernel"], 0) + 1
         assert v["tensors"] and set(v["options"]) <= set(probe_variants.OPTIONS)
-    assert per["_gvr_stage_kernel"] == 1 and per["_gvr_threshold_kernel"] == 1, per
+    assert per["_gvr_stage_kernel"] == 1, per
+    threshold = [v["constexprs"]["SAMPLE_MAXIMA"] for v in variants if v["kernel"] == "_gvr_threshold_kernel"]
+    cfg = load_config("deepseek-v3.2")  # probe_variants.py's default config
+    next_n, k = cfg.next_n, cfg.k
+    planned = {dispatch.plan_for("stream", b * next_n, 131072, 131072, k).maxima for b in (64, 128, 256, 512)}
+    assert sorted(threshold) == sorted(planned), (threshold, planned)
     assert any("split" in k for k in per), per
     # The accept launch (SELECT_PART 2) never reads the hint: hint-free in both modes; the ladder keeps the mode.
     select = [v["constexprs"] for v in variants if v["kernel"] == "_gvr_select_kernel"]
@@ -739,7 +747,7 @@ def test_variant_probe_counts_without_running_and_compiles_one(tmp_path):
 
     # The offline compile path (what --compile runs per worker), on the smallest variant, without the interpreter.
     batch = tmp_path / "batch.json"
-    batch.write_text(json.dumps([v for v in variants if v["kernel"] == "_gvr_threshold_kernel"]))
+    batch.write_text(json.dumps([next(v for v in variants if v["kernel"] == "_gvr_threshold_kernel")]))
     cenv = {k: v for k, v in env.items() if k != "TRITON_INTERPRET"}
     cenv["TRITON_CACHE_DIR"] = str(tmp_path / "cache")
     p = subprocess.run([sys.executable, str(script), "--worker", str(batch)], env=cenv, capture_output=True,
