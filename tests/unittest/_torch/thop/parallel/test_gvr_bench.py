@@ -733,9 +733,8 @@ def test_variant_probe_counts_without_running_and_compiles_one(tmp_path):
         assert v["tensors"] and set(v["options"]) <= set(probe_variants.OPTIONS)
     assert per["_gvr_stage_kernel"] == 1, per
     threshold = [v["constexprs"]["SAMPLE_MAXIMA"] for v in variants if v["kernel"] == "_gvr_threshold_kernel"]
-    cfg = load_config("deepseek-v3.2")  # probe_variants.py's default config
-    next_n, k = cfg.next_n, cfg.k
-    planned = {dispatch.plan_for("stream", b * next_n, 131072, 131072, k).maxima for b in (64, 128, 256, 512)}
+    cfg = load_config("deepseek-v3.2")  # probe_variants.py's default config: rows are requests x next_n
+    planned = {dispatch.plan_for("stream", b * cfg.next_n, 131072, 131072, cfg.k).maxima for b in (64, 128, 256, 512)}
     assert sorted(threshold) == sorted(planned), (threshold, planned)
     assert any("split" in k for k in per), per
     # The accept launch (SELECT_PART 2) never reads the hint: hint-free in both modes; the ladder keeps the mode.
