@@ -36,6 +36,9 @@ launches (``PHASE`` 1, 2, 3), each kernel boundary standing in for a barrier.
 A staging that overflows the slot on a row of ties goes to the tie rung, shared by the row's programs
 (``_coop_tie_rung``: each restages its share above the tied key and counts its ties; after a second row barrier
 each writes its part of the output); the finisher alone used to stream the row twice there (NOTES entry 26).
+With LOW_RUNG (``tuning.SPLIT_COOP_LOW_RUNG``) a staging under K takes the ladder's first rung the same way
+(``_coop_low_rung``: every program restages its share at the lower sample rank, a second row barrier, then the
+finisher selects the restaged candidates or goes on down the ladder) instead of the finisher's whole-row pass.
 
 With BALANCE (``tuning.SPLIT_BALANCE``, varlen launches only) the staging is shared out by row length instead of
 SPLIT programs per row (``_common._balanced_shares``): the launch's time is its longest row's share, and a batch
@@ -46,13 +49,13 @@ shares give it and, in the cooperative form, selects as its grid position (part,
 the row's staging programs, whichever they are, and the row's threshold reaches its selecting programs through the
 scratch.
 
-Row scratch of the cooperative form (int32 words of ``ws_coop_ptr``, zero at rest, reset by the last program):
-0 barrier arrivals, 1 complement of the smallest admitted key (with WINDOW: the window's low key), 2 largest
-admitted key (with WINDOW: the window's high key), 3 finished programs, 4-5 one int64 counting emitted certain
-winners (low half) and compacted crossing-bin candidates (high half), 6 the threshold (bits; separate launches
-and BALANCE only), 7 the tie rung's count of scores above the tied key, 8.. the COOP_BINS-bin histogram (bin 0
-left at zero: the row's count gives it), then CROSS_CAP compacted scores (float32 bits; the tie rung's per-program
-tie counts) and CROSS_CAP columns (these two need no reset).
+Row scratch of the cooperative form (int32 words of ``ws_coop_ptr``, zero at rest, reset by the last program): 0
+barrier arrivals, 1 complement of the smallest admitted key (with WINDOW: the window's low key), 2 largest admitted
+key (with WINDOW: the window's high key), 3 finished programs, 4-5 one int64 counting emitted certain winners (low
+half) and compacted crossing-bin candidates (high half), 6 the threshold (bits; separate launches and BALANCE only),
+7 the tie rung's count of scores above the tied key (the shared first rung's count of its restaging), 8.. the
+COOP_BINS-bin histogram (bin 0 left at zero: the row's count gives it), then CROSS_CAP compacted scores (float32
+bits; the tie rung's per-program tie counts) and CROSS_CAP columns (these two need no reset).
 """
 
 import triton
@@ -72,13 +75,17 @@ from ._common import _order_key
 from ._common import _rank_select
 from ._common import _refine_row
 from ._common import _restage_share_ties
+from ._common import _retry_rank
 from ._common import _row_length
 from ._common import _row_publish
 from ._common import _row_threshold
 from ._common import _row_threshold_window
 from ._common import _row_wait
+from ._common import _sample_rank
+from ._common import _sample_threshold
 from ._common import _select_tile
 from ._common import _share_bounds
+from ._common import _stage_share
 from ._common import _stage_share_prefetched
 from ._common import _tile_offsets
 from ._common import _window_digit
@@ -310,6 +317,32 @@ def _coop_tie_rung(out_ptr, val_ptr, row_ptr, n, part, thr, coop, slot_keys, slo
 
 
 @triton.jit
+def _coop_low_rung(row_ptr, n, part, count, aim, coop, slot_keys, slot_cols, stagers, TILE: tl.constexpr,
+                   CAP: tl.constexpr, SAMPLE: tl.constexpr, SAMPLE_GROUP: tl.constexpr, SAMPLE_MAXIMA: tl.constexpr,
+                   SPLIT: tl.constexpr, LANES: tl.constexpr, PHASE: tl.constexpr):
+    """The retry ladder's first rung (``_common._refine_row``: a lower sample rank, ``_retry_rank``) shared by a
+    row's programs, for a staging that admitted ``count`` < K scores (the sample overrated the row's tail). Alone,
+    the finisher restages the whole row in one program, tens of microseconds on a long row (NOTES entry 49); here
+    every program computes the same lower threshold (the same sample, the same count) and restages its share
+    against it into the slot through the scratch counter ``_C_HIGHER``, as the tie rung does (the first staging's
+    candidates are not read again on this path). After a row barrier (PHASE 0: the barrier's second round, as in
+    the tie rung) every program reads the row's new count. Returns (the threshold, the count), the same on every
+    program of the row; the finisher goes on down the ladder from there. PHASE as in the kernel: 2 restages, 3
+    reads the count, 0 both around the barrier."""
+    thr = _sample_threshold(row_ptr, n, _retry_rank(_sample_rank(n, aim, SAMPLE), count, aim, SAMPLE), SAMPLE,
+                            SAMPLE_GROUP, SAMPLE_MAXIMA)
+    if PHASE != 3:
+        start, end = _share_bounds(n, part, SPLIT, TILE)
+        _stage_share(row_ptr, start, end, thr, coop + _C_HIGHER, slot_keys, slot_cols, CAP, TILE, LANES)
+    if PHASE == 0:
+        _row_barrier(coop + _C_BAR, stagers + SPLIT)
+    lower = tl.zeros([], tl.int32)
+    if PHASE != 2:
+        lower = tl.load(coop + _C_HIGHER, cache_modifier=".cg")
+    return thr, lower
+
+
+@triton.jit
 def _coop_stage(row_ptr, n, row, part, split, ws_count_ptr, ws_keys_ptr, ws_cols_ptr, ws_coop_ptr, aim,
                 TILE: tl.constexpr, CAP: tl.constexpr, SAMPLE: tl.constexpr, SAMPLE_GROUP: tl.constexpr,
                 SAMPLE_MAXIMA: tl.constexpr, LANES: tl.constexpr, COOP_WORDS: tl.constexpr, WINDOW: tl.constexpr,
@@ -359,6 +392,7 @@ def _gvr_split_coop_kernel(
     VARLEN: tl.constexpr, HAS_VALUES: tl.constexpr, LANES: tl.constexpr, TIE_RUNG: tl.constexpr,
     REFINE_TILE: tl.constexpr, SLICE: tl.constexpr, COOP_WORDS: tl.constexpr, WINDOW: tl.constexpr,
     RANK_MAX: tl.constexpr, PHASE: tl.constexpr, BALANCE: tl.constexpr, ROWS_BLOCK: tl.constexpr,
+    LOW_RUNG: tl.constexpr,
 ):
     """The split family with a shared selection: grid (SPLIT, rows), every program resident (cooperative launch).
 
@@ -366,7 +400,9 @@ def _gvr_split_coop_kernel(
     (stage; slice histograms without WINDOW, the tie rung's restaging; emission and finish), for Triton's
     interpreter. SLICE: lanes of a program's slice of the candidates, a power of two >= CAP / SPLIT and >= the
     program's threads. RANK_MAX: the largest crossing bin the finisher ranks all-pairs (0: never;
-    ``tuning.SPLIT_COOP_RANK_MAX``). TILE, REFINE_TILE, BALANCE, ROWS_BLOCK: as in the split kernel. With BALANCE a
+    ``tuning.SPLIT_COOP_RANK_MAX``). LOW_RUNG: a staging under K takes the ladder's first rung on every program of
+    the row (``_coop_low_rung``; ``tuning.SPLIT_COOP_LOW_RUNG``). TILE, REFINE_TILE, BALANCE, ROWS_BLOCK: as in the
+    split kernel. With BALANCE a
     program stages by the shares (``_balanced_shares``: a row of another grid position, perhaps) and selects as
     position (part, row) of the grid: the row barrier then counts the row's staging programs, whoever they are."""
     part = tl.program_id(0)
@@ -436,6 +472,15 @@ def _gvr_split_coop_kernel(
             if tie:
                 higher, tie_done = _coop_tie_rung(out_ptr, val_ptr, row_ptr, n, part, thr, coop, slot_keys, slot_cols,
                                                   stagers, K, TILE, CAP, SPLIT, LANES, SLICE, HAS_VALUES, PHASE)
+            # ---- a staging under K: every program takes its share of the ladder's first rung ----
+            low = tl.zeros([], tl.int1)
+            if LOW_RUNG:
+                low = (count < K) & (n > CAP) & (_sample_rank(n, aim, SAMPLE) < SAMPLE)
+            lower = tl.zeros([], tl.int32)
+            thr_low = thr
+            if low:
+                thr_low, lower = _coop_low_rung(row_ptr, n, part, count, aim, coop, slot_keys, slot_cols, stagers,
+                                                TILE, CAP, SAMPLE, SAMPLE_GROUP, SAMPLE_MAXIMA, SPLIT, LANES, PHASE)
             if accept:
                 if not WINDOW:
                     lo = 0xFFFFFFFF - tl.load(ucoop + _C_LO, cache_modifier=".cg")
@@ -509,6 +554,9 @@ def _gvr_split_coop_kernel(
                         if tie:
                             count = higher
                             thr = thr + 1
+                        if low:  # the slot holds the shared first rung's restaging; the ladder goes on from there
+                            count = lower
+                            thr = thr_low
                         tl.atomic_xchg(count_ptr, 0, sem="acq_rel")  # at rest for the next call
                         _refine_row(out_ptr, val_ptr, row_ptr, pre_idx_ptr + (row // next_n).to(tl.int64) * pre_stride,
                                     n, count, thr, aim, slot_keys, slot_cols, K, KB, REFINE_TILE, CAP,

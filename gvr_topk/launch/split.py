@@ -46,7 +46,7 @@ class SplitLaunch:
         opts = dict(num_warps=kw["num_warps"])
         if mode == FUSED:
             opts["launch_cooperative_grid"] = True
-        # PHASE 2 holds the slice histograms (without WINDOW) and the shared tie rung's restaging.
+        # PHASE 2 holds the slice histograms (without WINDOW) and the shared tie and first rungs' restaging.
         phases = (None,) if mode == PLAIN else (0,) if mode == FUSED else (1, 2, 3)
         made = []
         for phase in phases:
@@ -102,8 +102,9 @@ def family_kwargs(plan: Plan, rows: int, device=None) -> dict:
     ``device`` (a ``torch.device``; None: as under the interpreter)."""
     if tuning.SPLIT_BALANCE not in (0, 1):
         raise ValueError(f"tuning.SPLIT_BALANCE: expected 0 or 1, got {tuning.SPLIT_BALANCE!r}")
-    if tuning.SPLIT_COOP_WINDOW not in (0, 1):
-        raise ValueError(f"tuning.SPLIT_COOP_WINDOW: expected 0 or 1, got {tuning.SPLIT_COOP_WINDOW!r}")
+    for name in ("SPLIT_COOP_WINDOW", "SPLIT_COOP_LOW_RUNG"):
+        if getattr(tuning, name) not in (0, 1):
+            raise ValueError(f"tuning.{name}: expected 0 or 1, got {getattr(tuning, name)!r}")
     rank_max = tuning.SPLIT_COOP_RANK_MAX
     if type(rank_max) is not int or rank_max < 0 or rank_max & (rank_max - 1) or rank_max > tuning.CROSS_CAP:
         raise ValueError(f"tuning.SPLIT_COOP_RANK_MAX: expected 0 or a power of two <= CROSS_CAP "
@@ -114,7 +115,7 @@ def family_kwargs(plan: Plan, rows: int, device=None) -> dict:
                 REFINE_TILE=tuning.SPLIT_TILE, num_warps=plan.num_warps,
                 SLICE=slice_lanes(plan), COOP_WORDS=ws.coop_words(), WINDOW=int(tuning.SPLIT_COOP_WINDOW),
                 RANK_MAX=rank_max, COOP=coop_mode(plan, rows, device), BALANCE=int(tuning.SPLIT_BALANCE),
-                ROWS_BLOCK=rows_block(rows))
+                ROWS_BLOCK=rows_block(rows), LOW_RUNG=int(tuning.SPLIT_COOP_LOW_RUNG))
 
 
 def rows_block(rows: int) -> int:

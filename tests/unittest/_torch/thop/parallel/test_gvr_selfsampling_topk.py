@@ -727,31 +727,8 @@ def test_looped_select_is_exact(select_chunk, k):
         assert (ws.view(torch.int32)[:rows] == 0).all()
 
 
-def _just_under_k_row(n: int, k: int, seed: int) -> torch.Tensor:
-    """A row whose sample threshold admits a little fewer than K scores while 4x its sample rank would admit more
-    than the slot holds. The sampled scores are evenly spaced over (0, 1), so the thresholds of the ranks involved
-    are fixed (rank 79 of 512: 0.847, rank 125: 0.757, rank 316: 0.384 at n=20000, K=2048); the unsampled scores sit
-    in bands between them: 0.95 K minus the rank in [0.9, 1), 1000 in [0.77, 0.84), 8000 in [0.45, 0.7), the rest
-    below 0.35."""
-    plan = gvr_topk.route(1, n, n, k, num_sms=132)
-    sampled = reference.sample_columns(n, plan.sample, tuning.SAMPLE_GROUP)
-    rank = reference.sample_rank(n, plan.aim, plan.sample)
-    g = torch.Generator().manual_seed(seed)
-    x = torch.rand(n, generator=g) * 0.35
-    x[sampled] = 1.0 - (torch.arange(sampled.numel(), dtype=torch.float32) + 0.5) / sampled.numel()
-    free = torch.ones(n, dtype=torch.bool)
-    free[sampled] = False
-    order = free.nonzero().flatten()[torch.randperm(int(free.sum()), generator=g)]
-    bands = ((int(0.95 * k) - rank, 0.9, 1.0), (1000, 0.77, 0.84), (8000, 0.45, 0.7))
-    at = 0
-    for count, lo, hi in bands:
-        x[order[at:at + count]] = lo + (hi - lo) * torch.rand(count, generator=g)
-        at += count
-    return x
-
-
 @pytest.mark.parametrize("family", ["split", "stream"])
-def test_retry_ladder_first_rung_aims_at_the_aim(family, every_sampled_key):
+def test_retry_ladder_first_rung_aims_at_the_aim(family, every_sampled_key, under_k_row):
     """A staging ~5% under K: the first rung's sample rank is scaled by aim / count (``_retry_rank``), so the
     restaging lands between K and half the capacity. A fixed 4x rank, as before, would overflow the slot here and
     end in the whole-row path (NOTES entry 21). Checked on the host mirror of the threshold (the rows are built
@@ -759,7 +736,7 @@ def test_retry_ladder_first_rung_aims_at_the_aim(family, every_sampled_key):
     n, k = 20000, 2048
     plan = gvr_topk.route(1, n, n, k, num_sms=132)
     rank = reference.sample_rank(n, plan.aim, plan.sample)
-    x = torch.stack([_just_under_k_row(n, k, seed=90 + r) for r in range(2)])
+    x = torch.stack([under_k_row(n, k, seed=90 + r) for r in range(2)])
     keys = reference.order_keys(x)
     for r in range(2):
         count = int((keys[r] >= reference.sample_threshold(keys[r], rank, plan.sample, tuning.SAMPLE_GROUP)).sum())

@@ -101,11 +101,14 @@ def test_slice_lanes():
     assert lsplit.slice_lanes(gvr_topk.route(1, 16387, 16387, 2048)) == 1024  # ceil(8192 / 9) = 911
 
 
-def test_window_setting_is_checked(monkeypatch):
+@pytest.mark.parametrize("name,arg", [("SPLIT_COOP_WINDOW", "WINDOW"), ("SPLIT_COOP_LOW_RUNG", "LOW_RUNG")])
+def test_switch_settings_are_checked(monkeypatch, name, arg):
     plan = gvr_topk.route(1, 131075, 131075, 2048)
-    assert lsplit.family_kwargs(plan, 1)["WINDOW"] == tuning.SPLIT_COOP_WINDOW
-    monkeypatch.setattr(tuning, "SPLIT_COOP_WINDOW", 2)
-    with pytest.raises(ValueError, match="SPLIT_COOP_WINDOW: expected 0 or 1, got 2"):
+    assert lsplit.family_kwargs(plan, 1)[arg] == getattr(tuning, name)
+    monkeypatch.setattr(tuning, name, 1 - getattr(tuning, name))
+    assert lsplit.family_kwargs(plan, 1)[arg] == getattr(tuning, name)
+    monkeypatch.setattr(tuning, name, 2)
+    with pytest.raises(ValueError, match=f"{name}: expected 0 or 1, got 2"):
         lsplit.family_kwargs(plan, 1)
 
 
@@ -451,6 +454,62 @@ def test_tie_rung_without_enough_ties_goes_on_down_the_ladder(every_sampled_key)
     ws = _call_twice(x, k, torch.full((rows,), n, dtype=torch.int32, device=DEV))
     # The shared rung ran and counted the row's 20 ties at +0.0's key (too few), so the ladder took the row.
     assert int(_tie_counts(ws, rows, plan.split).sum()) == 20
+
+
+@pytest.fixture(params=[0, 1], ids=["low_rung_finisher", "low_rung_shared"])
+def low_rung(request, monkeypatch):
+    """The retry ladder's first rung on the finisher alone (0) or shared by the row's programs (1,
+    ``tuning.SPLIT_COOP_LOW_RUNG``)."""
+    monkeypatch.setattr(tuning, "SPLIT_COOP_LOW_RUNG", request.param)
+    api.clear_launch_cache()
+    yield request.param
+    api.clear_launch_cache()
+
+
+def _first_rung_counts(x: torch.Tensor, plan) -> list:
+    """Host mirror, per row of ``x`` (CPU, full length): (the staging's count, the first rung's count)."""
+    keys = reference.order_keys(x)
+    rank = reference.sample_rank(x.shape[1], plan.aim, plan.sample)
+    assert rank < plan.sample, "the first rung needs a lower sample rank"
+    out = []
+    for r in range(x.shape[0]):
+        count = int((keys[r] >= reference.sample_threshold(keys[r], rank, plan.sample, tuning.SAMPLE_GROUP,
+                                                             plan.maxima)).sum())
+        retry = reference.retry_rank(rank, count, plan.aim, plan.sample)
+        again = int((keys[r] >= reference.sample_threshold(keys[r], retry, plan.sample, tuning.SAMPLE_GROUP,
+                                                             plan.maxima)).sum())
+        out.append((count, again))
+    return out
+
+
+@pytest.mark.parametrize("hint", ["none", "previous"])
+def test_staging_under_k_takes_the_first_rung(low_rung, hint, every_sampled_key, under_k_row):
+    """Stagings a little under K whose first rung (a lower sample rank) lands within [K, CAP] (checked on the host
+    mirror first), so the row is selected from that rung's restaging: by the row's programs together (their
+    restaging through the scratch, a second row barrier) or by the finisher alone; exact, the scratch at rest."""
+    rows, n, k = 2, 20000, 2048
+    plan = gvr_topk.route(rows, n, n, k)
+    assert plan.coop and plan.maxima == 0
+    x = torch.stack([under_k_row(n, k, seed=60 + r) for r in range(rows)])
+    for count, again in _first_rung_counts(x, plan):
+        assert count < k <= again <= plan.cap, (count, again)
+    x = x.to(DEV)
+    pre = torch.topk(x, k, dim=1).indices.to(torch.int32) if hint == "previous" else None
+    _call_twice(x, k, torch.full((rows,), n, dtype=torch.int32, device=DEV), hint=pre)
+
+
+@pytest.mark.parametrize("hint", ["none", "garbage"])
+def test_first_rung_still_under_k_goes_on_down_the_ladder(low_rung, hint):
+    """Rows whose sampled positions hold their largest scores: the first rung's restaging is still under K (the
+    whole sample is too few at K=2048), so the finisher goes on from it (the hint, the exact whole-row path)."""
+    rows, n, k = 2, 20000, 2048
+    plan = gvr_topk.route(rows, n, n, k)
+    assert plan.coop
+    x = _rows("fooling", rows, n, k, seed=31)
+    for count, again in _first_rung_counts(x.cpu(), plan):
+        assert count <= again < k, (count, again)
+    pre = torch.full((rows, k), -1, dtype=torch.int32, device=DEV) if hint == "garbage" else None
+    _call_twice(x, k, torch.full((rows,), n, dtype=torch.int32, device=DEV), hint=pre)
 
 
 # ---- the staging shared out by row length (tuning.SPLIT_BALANCE) ---------------------------------------------------
