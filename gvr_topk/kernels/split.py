@@ -397,14 +397,14 @@ def _gvr_split_coop_kernel(
     """The split family with a shared selection: grid (SPLIT, rows), every program resident (cooperative launch).
 
     PHASE 0 runs everything in one launch with spin barriers; PHASE 1, 2, 3 run its three parts as separate launches
-    (stage; slice histograms without WINDOW, the tie rung's restaging; emission and finish), for Triton's
+    (stage; slice histograms without WINDOW, the tie and first rungs' restaging; emission and finish), for Triton's
     interpreter. SLICE: lanes of a program's slice of the candidates, a power of two >= CAP / SPLIT and >= the
     program's threads. RANK_MAX: the largest crossing bin the finisher ranks all-pairs (0: never;
     ``tuning.SPLIT_COOP_RANK_MAX``). LOW_RUNG: a staging under K takes the ladder's first rung on every program of
     the row (``_coop_low_rung``; ``tuning.SPLIT_COOP_LOW_RUNG``). TILE, REFINE_TILE, BALANCE, ROWS_BLOCK: as in the
-    split kernel. With BALANCE a
-    program stages by the shares (``_balanced_shares``: a row of another grid position, perhaps) and selects as
-    position (part, row) of the grid: the row barrier then counts the row's staging programs, whoever they are."""
+    split kernel. With BALANCE a program stages by the shares (``_balanced_shares``: a row of another grid position,
+    perhaps) and selects as position (part, row) of the grid: the row barrier then counts the row's staging
+    programs, whoever they are."""
     part = tl.program_id(0)
     row = tl.program_id(1)
     n, row_ptr, out_ptr, val_ptr = _split_row(row, indices_ptr, values_ptr, logits_ptr, kv_lens_ptr, n_bound,
