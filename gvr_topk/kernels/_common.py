@@ -1235,7 +1235,7 @@ def _retry_rank(rank, count, aim, SAMPLE: tl.constexpr):
 
 
 @triton.jit
-def _refine_row(out_ptr, val_ptr, row_ptr, hint_ptr, n, count, thr, aim, slot_keys, slot_cols,
+def _refine_row(out_ptr, val_ptr, row_ptr, hint_ptr, n, count, thr, aim, slot_keys, slot_cols, first_rung,
                 K: tl.constexpr,
                 KB: tl.constexpr, TILE: tl.constexpr, CAP: tl.constexpr, SAMPLE: tl.constexpr,
                 SAMPLE_GROUP: tl.constexpr, SAMPLE_MAXIMA: tl.constexpr, MIN_TILE: tl.constexpr,
@@ -1254,8 +1254,12 @@ def _refine_row(out_ptr, val_ptr, row_ptr, hint_ptr, n, count, thr, aim, slot_ke
     threshold's key t (all-equal rows, a few distinct values, -inf padding): it restages against t + 1. If that
     holds K to CAP scores, they are selected as usual; if fewer than K, all of them win and the rest are the
     lowest-column scores whose key is t (the ties the first staging counted), found by a column-order scan that stops
-    early. It runs only where both staging sets are exact key sets (``_exact_key_set``)."""
-    if (count < K) & (n > CAP):
+    early. It runs only where both staging sets are exact key sets (``_exact_key_set``).
+
+    ``first_rung``: False skips the first rung, which the row's programs already took together (the split family's
+    cooperative form, ``tuning.SPLIT_COOP_LOW_RUNG``): its count and threshold come in as ``count`` and ``thr``, and
+    a second try from the same sample would admit no more."""
+    if first_rung & (count < K) & (n > CAP):
         rank = _sample_rank(n, aim, SAMPLE)
         if rank < SAMPLE:
             thr = _sample_threshold(row_ptr, n, _retry_rank(rank, count, aim, SAMPLE), SAMPLE, SAMPLE_GROUP,

@@ -182,8 +182,8 @@ def _split_share(out_ptr, val_ptr, row_ptr, pre_idx_ptr, ws_count_ptr, ws_keys_p
         count = tl.atomic_xchg(count_ptr, 0, sem="acq_rel")
         tl.atomic_xchg(arrive_ptr, 0, sem="relaxed")
         _refine_row(out_ptr, val_ptr, row_ptr, pre_idx_ptr + (row // next_n).to(tl.int64) * pre_stride, n,
-                    count, thr, aim, slot_keys, slot_cols, K, KB, REFINE_TILE, CAP, SAMPLE, SAMPLE_GROUP, SAMPLE_MAXIMA,
-                    MIN_TILE, HINT_FREE, HAS_VALUES, LANES, TIE_RUNG, 0)
+                    count, thr, aim, slot_keys, slot_cols, True, K, KB, REFINE_TILE, CAP, SAMPLE, SAMPLE_GROUP,
+                    SAMPLE_MAXIMA, MIN_TILE, HINT_FREE, HAS_VALUES, LANES, TIE_RUNG, 0)
 
 
 #: Word offsets in a row's cooperative scratch (see the module docstring).
@@ -559,7 +559,7 @@ def _gvr_split_coop_kernel(
                             thr = thr_low
                         tl.atomic_xchg(count_ptr, 0, sem="acq_rel")  # at rest for the next call
                         _refine_row(out_ptr, val_ptr, row_ptr, pre_idx_ptr + (row // next_n).to(tl.int64) * pre_stride,
-                                    n, count, thr, aim, slot_keys, slot_cols, K, KB, REFINE_TILE, CAP,
+                                    n, count, thr, aim, slot_keys, slot_cols, low == 0, K, KB, REFINE_TILE, CAP,
                                     SAMPLE, SAMPLE_GROUP, SAMPLE_MAXIMA, MIN_TILE, HINT_FREE, HAS_VALUES, LANES,
                                     TIE_RUNG, 0)
                     # Every other program has passed both barriers and finished with the scratch.

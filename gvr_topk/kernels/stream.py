@@ -200,6 +200,6 @@ def _gvr_select_kernel(
                 if TIE_RUNG:  # only the tie rung reads the staging's threshold
                     thr = tl.load(ws_thr_ptr + local).to(tl.uint32, bitcast=True)
                 _refine_row(out_ptr, val_ptr, row_ptr, pre_idx_ptr + (row // next_n).to(tl.int64) * pre_stride, n,
-                            count, thr, aim, slot_keys, slot_cols, K, KB, REFINE_TILE, CAP,
+                            count, thr, aim, slot_keys, slot_cols, True, K, KB, REFINE_TILE, CAP,
                             SAMPLE, SAMPLE_GROUP, SAMPLE_MAXIMA, MIN_TILE, HINT_FREE, HAS_VALUES, REFINE_LANES,
                             TIE_RUNG, SELECT_CHUNK)
