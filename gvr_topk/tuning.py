@@ -331,9 +331,10 @@ SPLIT_COOP_WINDOW = 1
 #: The retry ladder's first rung (a lower sample rank) shared by the cooperative form's programs, for a staging
 #: that admitted fewer than K scores: every program restages its share and the programs meet at a second row
 #: barrier (``kernels/split.py``, ``_coop_low_rung``), instead of the finisher's single-program pass over the whole
-#: row (about 72 us for one 131075-column row on an H100, NOTES entry 49). 1 on, 0 off. Off until measured on the
-#: H200: not yet timed on any GPU (NOTES entry 51; ``probe_sample.py --arms defaults,E1``). A launch-wide constexpr:
-#: off, the kernel compiles as before.
+#: row (about 72 us for one 131075-column row on an H100, NOTES entry 49). 1 on, 0 off. Off: on an H100 (NOTES
+#: entry 52, ``probe_sample.py``, interleaved) it took entry 49's heavy_tail cell (8 x 131075 K=2048, 256 maxima)
+#: from 100.5 to 69.2 us but cost +1.6 to +2.1 us on the 1-row decode cells where no row takes the rung; not yet
+#: timed on the H200. A launch-wide constexpr: off, the kernel compiles as before.
 SPLIT_COOP_LOW_RUNG = 0
 #: Bits (2**bits bins) of the cooperative form's row histogram. Counted by atomics while staging (WINDOW), so more
 #: bins cost no more per staged score (the atomics spread over more addresses) and only a few more words per thread
