@@ -50,6 +50,7 @@ same rows is timed too. An arm is written as ``/``-separated settings:
   over the sample's window: 1 on, 0 off).
 * ``E<N>``: ``SPLIT_COOP_LOW_RUNG`` (the cooperative form's programs share the retry ladder's first rung: 1 on,
   0 off).
+* ``O<N>``: ``SPLIT_COOP_OUTLINE`` (the cooperative form's rare paths compiled as calls, not inlined: 1 on, 0 off).
 * ``G<N>``, ``R<N>``: ``SAMPLE_MAXIMA``, ``SAMPLE_MAXIMA_MAX_ROWS`` (the sample threshold's levels over N group
   maxima of the sample, in launches of at most R rows; ``R0``: never). A launch parameter, so in one tree:
   ``--arms R0,G512/R128``.
@@ -100,7 +101,7 @@ KNOBS = {"g": "SAMPLE_GROUP", "m": "AIM_MARGIN", "a": "SAMPLE_ABOVE", "x": "SAMP
          "H": "SPLIT_COOP_WINDOW", "M": "SPLIT_COOP_AIM_ABOVE", "S": "SPLIT_COOP_MIN_SPLIT",
          "N": "SELECT_MANY_SHORT_MAXNREG", "V": "SELECT_MANY_SHORT_WARPS", "B": "STREAM_ACCEPT_LARGE_BIN",
          "P": "STREAM_PDL", "L": "STREAM_MIN_SPLIT", "D": "SPLIT_BALANCE", "G": "SAMPLE_MAXIMA",
-         "R": "SAMPLE_MAXIMA_MAX_ROWS", "E": "SPLIT_COOP_LOW_RUNG"}
+         "R": "SAMPLE_MAXIMA_MAX_ROWS", "E": "SPLIT_COOP_LOW_RUNG", "O": "SPLIT_COOP_OUTLINE"}
 #: Settings whose tuning value is not the integer itself.
 _VALUE = {"c": lambda v: ((2048, v),), "f": lambda v: v / 100, "h": bool, "P": bool}
 DEFAULT_ARMS = "g8/m2048,g1/m2048,g1/m1024,g2/m1024"

@@ -336,6 +336,13 @@ SPLIT_COOP_WINDOW = 1
 #: from 100.5 to 69.2 us but cost +1.6 to +2.1 us on the 1-row decode cells where no row takes the rung; not yet
 #: timed on the H200. A launch-wide constexpr: off, the kernel compiles as before.
 SPLIT_COOP_LOW_RUNG = 0
+#: The cooperative form's rare paths (the shared tie rung, the shared first rung, the finisher's retry ladder) as
+#: calls (``noinline``) instead of inlined: 1 on, 0 off. They run only on rows whose first staging failed, but inlined
+#: their registers crowd the kernel's main path: sm_90 code (Triton 3.6, ``sass_counts.py coop_window``, NOTES entry
+#: 53) 255 registers with 50 spill loads and 11 spill stores, and 486 instructions in the staging loop, against 227
+#: registers, no spills and 456 with them outlined. A launch-wide constexpr, off until timed on a GPU (probe arm
+#: ``O1``); off, the kernel compiles as before.
+SPLIT_COOP_OUTLINE = 0
 #: Bits (2**bits bins) of the cooperative form's row histogram. Counted by atomics while staging (WINDOW), so more
 #: bins cost no more per staged score (the atomics spread over more addresses) and only a few more words per thread
 #: after the row barrier (load, suffix scan, the finisher's reset), while the crossing bin shrinks with each bit:

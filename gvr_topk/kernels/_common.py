@@ -1234,6 +1234,12 @@ def _retry_rank(rank, count, aim, SAMPLE: tl.constexpr):
     return tl.minimum(tl.maximum(r, rank + 1), SAMPLE)
 
 
+def _outlined(fn):
+    """The ``@triton.jit`` function ``fn`` compiled as a call (``noinline``) instead of inlined into its caller: one
+    source, two forms, so that a kernel can keep a rare path's registers off its main path."""
+    return triton.jit(noinline=True)(fn.fn)
+
+
 @triton.jit
 def _refine_row(out_ptr, val_ptr, row_ptr, hint_ptr, n, count, thr, aim, slot_keys, slot_cols, first_rung,
                 K: tl.constexpr,

@@ -72,6 +72,7 @@ from ._common import _emit_short
 from ._common import _exact_key_set
 from ._common import _load_tile
 from ._common import _order_key
+from ._common import _outlined
 from ._common import _rank_select
 from ._common import _refine_row
 from ._common import _restage_share_ties
@@ -342,6 +343,16 @@ def _coop_low_rung(row_ptr, n, part, count, aim, coop, slot_keys, slot_cols, sta
     return thr, lower
 
 
+# Outlined twins (``tuning.SPLIT_COOP_OUTLINE``) of the cooperative kernel's rare paths: they run only on rows whose
+# first staging failed (ties past the slot, a staging under K) or whose crossing bin is too large, yet inlined their
+# registers crowd the kernel's main path (sm_90, Triton 3.6, offline: 255 registers and 61 spill instructions, 227
+# and none with all three outlined; NOTES entry 53). The split and streaming kernels keep ``_refine_row`` inline:
+# there it is the main path.
+_coop_tie_rung_outlined = _outlined(_coop_tie_rung)
+_coop_low_rung_outlined = _outlined(_coop_low_rung)
+_refine_row_outlined = _outlined(_refine_row)
+
+
 @triton.jit
 def _coop_stage(row_ptr, n, row, part, split, ws_count_ptr, ws_keys_ptr, ws_cols_ptr, ws_coop_ptr, aim,
                 TILE: tl.constexpr, CAP: tl.constexpr, SAMPLE: tl.constexpr, SAMPLE_GROUP: tl.constexpr,
@@ -392,7 +403,7 @@ def _gvr_split_coop_kernel(
     VARLEN: tl.constexpr, HAS_VALUES: tl.constexpr, LANES: tl.constexpr, TIE_RUNG: tl.constexpr,
     REFINE_TILE: tl.constexpr, SLICE: tl.constexpr, COOP_WORDS: tl.constexpr, WINDOW: tl.constexpr,
     RANK_MAX: tl.constexpr, PHASE: tl.constexpr, BALANCE: tl.constexpr, ROWS_BLOCK: tl.constexpr,
-    LOW_RUNG: tl.constexpr,
+    LOW_RUNG: tl.constexpr, OUTLINE: tl.constexpr,
 ):
     """The split family with a shared selection: grid (SPLIT, rows), every program resident (cooperative launch).
 
@@ -401,10 +412,11 @@ def _gvr_split_coop_kernel(
     interpreter. SLICE: lanes of a program's slice of the candidates, a power of two >= CAP / SPLIT and >= the
     program's threads. RANK_MAX: the largest crossing bin the finisher ranks all-pairs (0: never;
     ``tuning.SPLIT_COOP_RANK_MAX``). LOW_RUNG: a staging under K takes the ladder's first rung on every program of
-    the row (``_coop_low_rung``; ``tuning.SPLIT_COOP_LOW_RUNG``). TILE, REFINE_TILE, BALANCE, ROWS_BLOCK: as in the
-    split kernel. With BALANCE a program stages by the shares (``_balanced_shares``: a row of another grid position,
-    perhaps) and selects as position (part, row) of the grid: the row barrier then counts the row's staging
-    programs, whoever they are."""
+    the row (``_coop_low_rung``; ``tuning.SPLIT_COOP_LOW_RUNG``). OUTLINE: the rare paths (the shared tie and first
+    rungs, the finisher's ladder) run as calls (``tuning.SPLIT_COOP_OUTLINE``). TILE, REFINE_TILE, BALANCE,
+    ROWS_BLOCK: as in the split kernel. With BALANCE a program stages by the shares (``_balanced_shares``: a row
+    of another grid position, perhaps) and selects as position (part, row) of the grid: the row barrier then counts
+    the row's staging programs, whoever they are."""
     part = tl.program_id(0)
     row = tl.program_id(1)
     n, row_ptr, out_ptr, val_ptr = _split_row(row, indices_ptr, values_ptr, logits_ptr, kv_lens_ptr, n_bound,
@@ -470,8 +482,9 @@ def _gvr_split_coop_kernel(
             higher = tl.zeros([], tl.int32)
             tie_done = tl.zeros([], tl.int32)
             if tie:
-                higher, tie_done = _coop_tie_rung(out_ptr, val_ptr, row_ptr, n, part, thr, coop, slot_keys, slot_cols,
-                                                  stagers, K, TILE, CAP, SPLIT, LANES, SLICE, HAS_VALUES, PHASE)
+                higher, tie_done = (_coop_tie_rung_outlined if OUTLINE else _coop_tie_rung)(
+                    out_ptr, val_ptr, row_ptr, n, part, thr, coop, slot_keys, slot_cols, stagers, K, TILE, CAP, SPLIT,
+                    LANES, SLICE, HAS_VALUES, PHASE)
             # ---- a staging under K: every program takes its share of the ladder's first rung ----
             low = tl.zeros([], tl.int1)
             if LOW_RUNG:
@@ -479,8 +492,9 @@ def _gvr_split_coop_kernel(
             lower = tl.zeros([], tl.int32)
             thr_low = thr
             if low:
-                thr_low, lower = _coop_low_rung(row_ptr, n, part, count, aim, coop, slot_keys, slot_cols, stagers,
-                                                TILE, CAP, SAMPLE, SAMPLE_GROUP, SAMPLE_MAXIMA, SPLIT, LANES, PHASE)
+                thr_low, lower = (_coop_low_rung_outlined if OUTLINE else _coop_low_rung)(
+                    row_ptr, n, part, count, aim, coop, slot_keys, slot_cols, stagers, TILE, CAP, SAMPLE, SAMPLE_GROUP,
+                    SAMPLE_MAXIMA, SPLIT, LANES, PHASE)
             if accept:
                 if not WINDOW:
                     lo = 0xFFFFFFFF - tl.load(ucoop + _C_LO, cache_modifier=".cg")
@@ -558,10 +572,10 @@ def _gvr_split_coop_kernel(
                             count = lower
                             thr = thr_low
                         tl.atomic_xchg(count_ptr, 0, sem="acq_rel")  # at rest for the next call
-                        _refine_row(out_ptr, val_ptr, row_ptr, pre_idx_ptr + (row // next_n).to(tl.int64) * pre_stride,
-                                    n, count, thr, aim, slot_keys, slot_cols, low == 0, K, KB, REFINE_TILE, CAP,
-                                    SAMPLE, SAMPLE_GROUP, SAMPLE_MAXIMA, MIN_TILE, HINT_FREE, HAS_VALUES, LANES,
-                                    TIE_RUNG, 0)
+                        (_refine_row_outlined if OUTLINE else _refine_row)(
+                            out_ptr, val_ptr, row_ptr, pre_idx_ptr + (row // next_n).to(tl.int64) * pre_stride, n,
+                            count, thr, aim, slot_keys, slot_cols, low == 0, K, KB, REFINE_TILE, CAP, SAMPLE,
+                            SAMPLE_GROUP, SAMPLE_MAXIMA, MIN_TILE, HINT_FREE, HAS_VALUES, LANES, TIE_RUNG, 0)
                     # Every other program has passed both barriers and finished with the scratch.
                     tl.store(coop + _C_HIST + bins, tl.zeros([COOP_BINS], tl.int32))
                     words = tl.arange(0, 8)

@@ -102,7 +102,7 @@ def family_kwargs(plan: Plan, rows: int, device=None) -> dict:
     ``device`` (a ``torch.device``; None: as under the interpreter)."""
     if tuning.SPLIT_BALANCE not in (0, 1):
         raise ValueError(f"tuning.SPLIT_BALANCE: expected 0 or 1, got {tuning.SPLIT_BALANCE!r}")
-    for name in ("SPLIT_COOP_WINDOW", "SPLIT_COOP_LOW_RUNG"):
+    for name in ("SPLIT_COOP_WINDOW", "SPLIT_COOP_LOW_RUNG", "SPLIT_COOP_OUTLINE"):
         if getattr(tuning, name) not in (0, 1):
             raise ValueError(f"tuning.{name}: expected 0 or 1, got {getattr(tuning, name)!r}")
     rank_max = tuning.SPLIT_COOP_RANK_MAX
@@ -115,7 +115,8 @@ def family_kwargs(plan: Plan, rows: int, device=None) -> dict:
                 REFINE_TILE=tuning.SPLIT_TILE, num_warps=plan.num_warps,
                 SLICE=slice_lanes(plan), COOP_WORDS=ws.coop_words(), WINDOW=int(tuning.SPLIT_COOP_WINDOW),
                 RANK_MAX=rank_max, COOP=coop_mode(plan, rows, device), BALANCE=int(tuning.SPLIT_BALANCE),
-                ROWS_BLOCK=rows_block(rows), LOW_RUNG=int(tuning.SPLIT_COOP_LOW_RUNG))
+                ROWS_BLOCK=rows_block(rows), LOW_RUNG=int(tuning.SPLIT_COOP_LOW_RUNG),
+                OUTLINE=int(tuning.SPLIT_COOP_OUTLINE))
 
 
 def rows_block(rows: int) -> int:

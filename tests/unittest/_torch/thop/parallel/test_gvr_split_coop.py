@@ -101,7 +101,8 @@ def test_slice_lanes():
     assert lsplit.slice_lanes(gvr_topk.route(1, 16387, 16387, 2048)) == 1024  # ceil(8192 / 9) = 911
 
 
-@pytest.mark.parametrize("name,arg", [("SPLIT_COOP_WINDOW", "WINDOW"), ("SPLIT_COOP_LOW_RUNG", "LOW_RUNG")])
+@pytest.mark.parametrize("name,arg", [("SPLIT_COOP_WINDOW", "WINDOW"), ("SPLIT_COOP_LOW_RUNG", "LOW_RUNG"),
+                                      ("SPLIT_COOP_OUTLINE", "OUTLINE")])
 def test_switch_settings_are_checked(monkeypatch, name, arg):
     plan = gvr_topk.route(1, 131075, 131075, 2048)
     assert lsplit.family_kwargs(plan, 1)[arg] == getattr(tuning, name)
@@ -511,6 +512,32 @@ def test_first_rung_still_under_k_goes_on_down_the_ladder(low_rung, hint):
     pre = torch.full((rows, k), -1, dtype=torch.int32, device=DEV) if hint == "garbage" else None
     _call_twice(x, k, torch.full((rows,), n, dtype=torch.int32, device=DEV), hint=pre)
 
+
+
+@pytest.fixture(params=[0, 1], ids=["inlined", "outlined"])
+def outline(request, monkeypatch):
+    """The cooperative kernel's rare paths inlined (0) or compiled as calls (1, ``tuning.SPLIT_COOP_OUTLINE``); the
+    interpreter runs both alike, a GPU compiles two kernels."""
+    monkeypatch.setattr(tuning, "SPLIT_COOP_OUTLINE", request.param)
+    api.clear_launch_cache()
+    yield request.param
+    api.clear_launch_cache()
+
+
+def test_rare_paths_inlined_or_outlined(outline, low_rung, every_sampled_key, under_k_row):
+    """One launch whose three rows take the three rare paths, each checked on the host first: a row of ties (the
+    shared tie rung, seen by its per-program tie counts), a staging a little under K (the first rung, shared or on
+    the finisher), a staging under K whose first rung is still under K (the finisher's ladder down to the exact
+    whole-row path); exact, the scratch at rest."""
+    n, k = 20000, 2048
+    plan = gvr_topk.route(3, n, n, k)
+    assert plan.coop and plan.maxima == 0
+    x = torch.stack([torch.ones(n), under_k_row(n, k, seed=60), _rows("fooling", 1, n, k, seed=31)[0].cpu()])
+    (_, _), (count, again), (low, still) = _first_rung_counts(x, plan)
+    assert count < k <= again <= plan.cap and low <= still < k, (count, again, low, still)
+    x = x.to(DEV)
+    ws = _call_twice(x, k, torch.full((3,), n, dtype=torch.int32, device=DEV))
+    assert torch.equal(_tie_counts(ws, 1, plan.split)[0], _share_ties(x[0], n, k, plan)), "the tie rung did not run"
 
 # ---- the staging shared out by row length (tuning.SPLIT_BALANCE) ---------------------------------------------------
 
