@@ -434,7 +434,9 @@ def test_warmup_then_capture_and_replay(fresh, monkeypatch, n, hinted, uses_work
     g = torch.cuda.CUDAGraph()
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
-        with torch.cuda.graph(g):  # a stream of the graph's own, not `side`
+        # A stream of this capture's own, not `side`, nor torch's shared default capture stream, on which another
+        # test of this process may already have made the default workspace (then nothing is made here, no warning).
+        with torch.cuda.graph(g, stream=torch.cuda.Stream()):
             gvr_topk.run_varlen(x, pre, kv, idx, values=val, max_seq_len=n)
     assert cache.warm_count() == before  # nothing new was compiled inside the capture
     made = [str(w.message) for w in seen if "default workspace of this stream was made during" in str(w.message)]
