@@ -341,7 +341,7 @@ SPLIT_COOP_LOW_RUNG = 0
 #: their registers crowd the kernel's main path: sm_90 code (Triton 3.6, ``sass_counts.py coop_window``, NOTES entry
 #: 53) 255 registers with 50 spill loads and 11 spill stores, and 486 instructions in the staging loop, against 227
 #: registers, no spills and 456 with them outlined. Measured on an H100 (NOTES entry 53, ``probe_sample.py`` ``O0`` /
-#: ``O1``, interleaved, every output exact): decode cells of the split family 7-18% faster (1 x 131075 K=2048 19.6 ->
+#: ``O1``, interleaved, every output exact): decode cells of the split family 3-18% faster (1 x 131075 K=2048 19.6 ->
 #: 17.9 us, K=512 19.9 -> 17.1, 8 x 131075 K=2048 27.7 -> 24.9, 4 x 65536 K=1024 23.2 -> 19.1, the varlen batch of
 #: 16 rows 30.8 -> 29.1), and the shared first rung (SPLIT_COOP_LOW_RUNG) no longer costs the 1-row cells anything;
 #: rows that take the tie rung 10-29% slower (8 x 131075 K=2048: all equal 45.7 -> 50.9, a few distinct values 50.2

@@ -513,7 +513,6 @@ def test_first_rung_still_under_k_goes_on_down_the_ladder(low_rung, hint):
     _call_twice(x, k, torch.full((rows,), n, dtype=torch.int32, device=DEV), hint=pre)
 
 
-
 @pytest.fixture(params=[0, 1], ids=["inlined", "outlined"])
 def outline(request, monkeypatch):
     """The cooperative kernel's rare paths inlined (0) or compiled as calls (1, ``tuning.SPLIT_COOP_OUTLINE``); the
@@ -538,6 +537,7 @@ def test_rare_paths_inlined_or_outlined(outline, low_rung, every_sampled_key, un
     x = x.to(DEV)
     ws = _call_twice(x, k, torch.full((3,), n, dtype=torch.int32, device=DEV))
     assert torch.equal(_tie_counts(ws, 1, plan.split)[0], _share_ties(x[0], n, k, plan)), "the tie rung did not run"
+
 
 # ---- the staging shared out by row length (tuning.SPLIT_BALANCE) ---------------------------------------------------
 
