@@ -333,8 +333,10 @@ SPLIT_COOP_WINDOW = 1
 #: barrier (``kernels/split.py``, ``_coop_low_rung``), instead of the finisher's single-program pass over the whole
 #: row (about 72 us for one 131075-column row on an H100, NOTES entry 49). 1 on, 0 off. Off: on an H100 (NOTES
 #: entry 52, ``probe_sample.py``, interleaved) it took entry 49's heavy_tail cell (8 x 131075 K=2048, 256 maxima)
-#: from 100.5 to 69.2 us but cost +1.6 to +2.1 us on the 1-row decode cells where no row takes the rung; not yet
-#: timed on the H200. A launch-wide constexpr: off, the kernel compiles as before.
+#: from 100.5 to 69.2 us but cost +1.6 to +2.1 us on the 1-row decode cells where no row takes the rung. With the
+#: rare paths outlined (SPLIT_COOP_OUTLINE, NOTES entry 53) that cost is gone (H100: decode cells as fast as without
+#: the rung; that cell 100.8 -> 64.7 us); off until the same A/B runs on the H200. A launch-wide constexpr: off, the
+#: kernel compiles as before.
 SPLIT_COOP_LOW_RUNG = 0
 #: The cooperative form's rare paths (the shared tie rung, the shared first rung, the finisher's retry ladder) as
 #: calls (``noinline``) instead of inlined: 1 on, 0 off. They run only on rows whose first staging failed, but inlined
