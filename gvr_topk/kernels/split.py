@@ -344,13 +344,17 @@ def _coop_low_rung(row_ptr, n, part, count, aim, coop, slot_keys, slot_cols, sta
 
 
 # Outlined twins (``tuning.SPLIT_COOP_OUTLINE``) of the cooperative kernel's rare paths: they run only on rows whose
-# first staging failed (ties past the slot, a staging under K) or whose crossing bin is too large, yet inlined their
-# registers crowd the kernel's main path (sm_90, Triton 3.6, offline: 255 registers and 61 spill instructions, 227
-# and none with all three outlined; NOTES entry 53). The split and streaming kernels keep ``_refine_row`` inline:
-# there it is the main path.
+# first staging failed (ties past the slot, a staging under K), whose crossing bin is too large for the all-pairs
+# rank, or that are no longer than K. Inlined, they lie between the pieces of the main path: its registers (sm_90,
+# Triton 3.6, offline: 255 and 61 spill instructions inlined, 227-231 and none outlined; NOTES entry 53) and, as
+# measured on the H200, its instruction fetch (NOTES entry 54: with the tie rung alone inlined, no spills and 218
+# registers, the decode cells were as slow as with all inlined, and ncu counted instruction-fetch stalls there).
+# The split and streaming kernels keep ``_refine_row`` inline: there it is the main path.
 _coop_tie_rung_outlined = _outlined(_coop_tie_rung)
 _coop_low_rung_outlined = _outlined(_coop_low_rung)
 _refine_row_outlined = _outlined(_refine_row)
+_select_crossing_outlined = _outlined(_select_crossing)
+_emit_short_outlined = _outlined(_emit_short)
 
 
 @triton.jit
@@ -413,7 +417,8 @@ def _gvr_split_coop_kernel(
     program's threads. RANK_MAX: the largest crossing bin the finisher ranks all-pairs (0: never;
     ``tuning.SPLIT_COOP_RANK_MAX``). LOW_RUNG: a staging under K takes the ladder's first rung on every program of
     the row (``_coop_low_rung``; ``tuning.SPLIT_COOP_LOW_RUNG``). OUTLINE: the rare paths (the shared tie and first
-    rungs, the finisher's ladder) run as calls (``tuning.SPLIT_COOP_OUTLINE``). TILE, REFINE_TILE, BALANCE,
+    rungs, the finisher's ladder and its select of a large crossing bin, a row no longer than K) run as calls
+    (``tuning.SPLIT_COOP_OUTLINE``). TILE, REFINE_TILE, BALANCE,
     ROWS_BLOCK: as in the split kernel. With BALANCE a program stages by the shares (``_balanced_shares``: a row
     of another grid position, perhaps) and selects as position (part, row) of the grid: the row barrier then counts
     the row's staging programs, whoever they are."""
@@ -440,7 +445,7 @@ def _gvr_split_coop_kernel(
         # The same for every program of the row: none of them meets the others.
         if PHASE <= 1:
             if part == 0:
-                _emit_short(out_ptr, val_ptr, row_ptr, n, K, KB, HAS_VALUES)
+                (_emit_short_outlined if OUTLINE else _emit_short)(out_ptr, val_ptr, row_ptr, n, K, KB, HAS_VALUES)
     else:
         count_ptr, slot_keys, slot_cols = _row_slot(row, ws_count_ptr, ws_keys_ptr, ws_cols_ptr, CAP)
         coop = ws_coop_ptr + row.to(tl.int64) * COOP_WORDS
@@ -550,8 +555,9 @@ def _gvr_split_coop_kernel(
                                     _select_crossing(out_ptr, val_ptr, x_keys, x_cols, in_b, K - above, above,
                                                      RANK_MAX, True, HAS_VALUES)
                                 else:
-                                    _select_crossing(out_ptr, val_ptr, x_keys, x_cols, in_b, K - above, above,
-                                                     CROSS_CAP, False, HAS_VALUES)
+                                    (_select_crossing_outlined if OUTLINE else _select_crossing)(
+                                        out_ptr, val_ptr, x_keys, x_cols, in_b, K - above, above, CROSS_CAP, False,
+                                        HAS_VALUES)
                             else:
                                 _select_crossing(out_ptr, val_ptr, x_keys, x_cols, in_b, K - above, above, CROSS_CAP,
                                                  False, HAS_VALUES)

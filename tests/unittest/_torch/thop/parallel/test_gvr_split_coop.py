@@ -539,6 +539,24 @@ def test_rare_paths_inlined_or_outlined(outline, low_rung, every_sampled_key, un
     assert torch.equal(_tie_counts(ws, 1, plan.split)[0], _share_ties(x[0], n, k, plan)), "the tie rung did not run"
 
 
+def test_short_rows_and_radix_bins_inlined_or_outlined(outline, monkeypatch):
+    """The cooperative kernel's two other rare paths, in both settings of ``tuning.SPLIT_COOP_OUTLINE``, in one
+    launch: rows no longer than K (their part 0 writes them whole) and crossing bins past the all-pairs rank
+    (SPLIT_COOP_RANK_MAX 2 sends a bin of 3 or more candidates to the finisher's radix select; the host mirror
+    checks that the long rows' bins do); exact, the scratch at rest."""
+    monkeypatch.setattr(tuning, "SPLIT_COOP_RANK_MAX", 2)
+    api.clear_launch_cache()
+    n, k = 20000, 2048
+    lens = [n, k, 100, n]
+    x = _rows("ties", len(lens), n, k, seed=29)
+    plan = gvr_topk.route(len(lens), n, n, k)
+    assert plan.coop
+    for r in (0, 3):
+        in_b, need = reference.coop_crossing_bin(reference.order_keys(x[r].cpu()).to(torch.int64), k, plan)
+        assert need < in_b and 2 < in_b <= tuning.CROSS_CAP, (r, in_b, need)
+    _call_twice(x, k, torch.tensor(lens, dtype=torch.int32, device=DEV))
+
+
 # ---- the staging shared out by row length (tuning.SPLIT_BALANCE) ---------------------------------------------------
 
 @pytest.mark.parametrize("lengths,programs", [
