@@ -331,13 +331,14 @@ SPLIT_COOP_WINDOW = 1
 #: The retry ladder's first rung (a lower sample rank) shared by the cooperative form's programs, for a staging
 #: that admitted fewer than K scores: every program restages its share and the programs meet at a second row
 #: barrier (``kernels/split.py``, ``_coop_low_rung``), instead of the finisher's single-program pass over the whole
-#: row (about 72 us for one 131075-column row on an H100, NOTES entry 49). 1 on, 0 off. Off: on an H100 (NOTES
-#: entry 52, ``probe_sample.py``, interleaved) it took entry 49's heavy_tail cell (8 x 131075 K=2048, 256 maxima)
-#: from 100.5 to 69.2 us but cost +1.6 to +2.1 us on the 1-row decode cells where no row takes the rung. With the
-#: rare paths outlined (SPLIT_COOP_OUTLINE, NOTES entry 53) that cost is gone (H100: decode cells as fast as without
-#: the rung; that cell 100.8 -> 64.7 us); off until the same A/B runs on the H200. A launch-wide constexpr: off, the
-#: kernel compiles as before.
-SPLIT_COOP_LOW_RUNG = 0
+#: row (about 72 us for one 131075-column row on an H100, NOTES entry 49). 1 on, 0 off. On an H100 (NOTES entry
+#: 52, ``probe_sample.py``, interleaved) it took entry 49's heavy_tail cell (8 x 131075 K=2048, 256 maxima) from
+#: 100.5 to 69.2 us but cost +1.6 to +2.1 us on the 1-row decode cells where no row takes the rung, so it stayed
+#: off. With the rare paths outlined (SPLIT_COOP_OUTLINE) that cost is gone: on the H100 decode cells as fast as
+#: without the rung and that cell 100.8 -> 64.7 us (entry 53); on the H200 (entry 54, interleaved, us, off / on)
+#: 1 x 131075 K=2048 16.3 / 16.5, K=512 16.2 / 16.3, 8 x 131075 K=2048 23.2 / 23.1, 16 x 131075 K=1024 28.5 /
+#: 28.7, the varlen batch of 16 rows 26.9 / 27.0. A launch-wide constexpr: off, the kernel compiles without it.
+SPLIT_COOP_LOW_RUNG = 1
 #: The cooperative form's rare paths (the shared tie rung, the shared first rung, the finisher's retry ladder and
 #: its radix select of a crossing bin past SPLIT_COOP_RANK_MAX, a row no longer than K) as calls (``noinline``)
 #: instead of inlined: 1 on, 0 off. They run only on rows whose first staging failed, whose crossing bin is large, or
