@@ -418,10 +418,9 @@ def _gvr_split_coop_kernel(
     ``tuning.SPLIT_COOP_RANK_MAX``). LOW_RUNG: a staging under K takes the ladder's first rung on every program of
     the row (``_coop_low_rung``; ``tuning.SPLIT_COOP_LOW_RUNG``). OUTLINE: the rare paths (the shared tie and first
     rungs, the finisher's ladder and its select of a large crossing bin, a row no longer than K) run as calls
-    (``tuning.SPLIT_COOP_OUTLINE``). TILE, REFINE_TILE, BALANCE,
-    ROWS_BLOCK: as in the split kernel. With BALANCE a program stages by the shares (``_balanced_shares``: a row
-    of another grid position, perhaps) and selects as position (part, row) of the grid: the row barrier then counts
-    the row's staging programs, whoever they are."""
+    (``tuning.SPLIT_COOP_OUTLINE``). TILE, REFINE_TILE, BALANCE, ROWS_BLOCK: as in the split kernel. With BALANCE a
+    program stages by the shares (``_balanced_shares``: a row of another grid position, perhaps) and selects as
+    position (part, row) of the grid: the row barrier then counts the row's staging programs, whoever they are."""
     part = tl.program_id(0)
     row = tl.program_id(1)
     n, row_ptr, out_ptr, val_ptr = _split_row(row, indices_ptr, values_ptr, logits_ptr, kv_lens_ptr, n_bound,
