@@ -344,7 +344,8 @@ SPLIT_COOP_LOW_RUNG = 1
 #: instead of inlined: 1 on, 0 off. They run only on rows whose first staging failed, whose crossing bin is large, or
 #: that are short, but inlined they lie between the pieces of the main path. sm_90 code (Triton 3.6,
 #: ``sass_counts.py coop_window``, NOTES entries 53-54): 255 registers with 50 spill loads and 11 spill stores, and
-#: 486 instructions in the staging loop, against 231 registers, no spills and 457 outlined. Not the spills alone: with
+#: 486 instructions in the staging loop, against 231 registers, no spills and 457 outlined (229 registers and no
+#: spills with SPLIT_COOP_LOW_RUNG on). Not the spills alone: with
 #: the tie rung inlined and the others outlined (218 registers, no spills) the decode cells were as slow as with all
 #: inlined, and ncu counted instruction-fetch stalls there that the outlined kernel does not have (H200, entry 54).
 #: Measured on the H200 (NOTES entry 54, ``probe_sample.py``, interleaved, every output exact; inlined / the three
