@@ -339,21 +339,20 @@ SPLIT_COOP_WINDOW = 1
 #: 1 x 131075 K=2048 16.3 / 16.5, K=512 16.2 / 16.3, 8 x 131075 K=2048 23.2 / 23.1, 16 x 131075 K=1024 28.5 /
 #: 28.7, the varlen batch of 16 rows 26.9 / 27.0. A launch-wide constexpr: off, the kernel compiles without it.
 SPLIT_COOP_LOW_RUNG = 1
-#: The cooperative form's rare paths (the shared tie rung, the shared first rung, the finisher's retry ladder and
-#: its radix select of a crossing bin past SPLIT_COOP_RANK_MAX, a row no longer than K) as calls (``noinline``)
-#: instead of inlined: 1 on, 0 off. They run only on rows whose first staging failed, whose crossing bin is large, or
-#: that are short, but inlined they lie between the pieces of the main path. sm_90 code (Triton 3.6,
-#: ``sass_counts.py coop_window``, NOTES entries 53-54): 255 registers with 50 spill loads and 11 spill stores, and
-#: 486 instructions in the staging loop, against 231 registers, no spills and 457 outlined (229 registers and no
-#: spills with SPLIT_COOP_LOW_RUNG on). Not the spills alone: with
-#: the tie rung inlined and the others outlined (218 registers, no spills) the decode cells were as slow as with all
-#: inlined, and ncu counted instruction-fetch stalls there that the outlined kernel does not have (H200, entry 54).
-#: Measured on the H200 (NOTES entry 54, ``probe_sample.py``, interleaved, every output exact; inlined / the three
-#: ladder paths outlined (session 46) / all five outlined, us): 1 x 131075 K=2048 19.8 / 17.5 / 16.2, 8 x 131075
-#: K=2048 27.5 / 24.1 / 23.0, 4 x 65536 K=1024 22.7 / 18.8 / 18.7, 1 x 16387 K=2048 16.4 / 15.6 / 15.3; the varlen
-#: batch of 16 rows 29.1 -> 26.9 and 2 x 131075 18.8 -> 17.4 from three to five. Rows that take the tie rung are
-#: slower outlined (one all-equal 131075-column row 20.0 / 26.5 / 25.1 us; on an H100 at 8 rows 10-18%, entry 53),
-#: still faster than ``torch.topk`` (62-75 us).
+#: The cooperative form's rare paths (the shared tie rung, the shared first rung, the finisher's retry ladder and its
+#: radix select of a crossing bin past SPLIT_COOP_RANK_MAX, a row no longer than K) as calls (``noinline``) instead of
+#: inlined: 1 on, 0 off. They run only on rows whose first staging failed, whose crossing bin is large, or that are
+#: short, but inlined they lie between the pieces of the main path. sm_90 code (Triton 3.6, ``sass_counts.py
+#: coop_window``, NOTES entries 53-54): 255 registers with 50 spill loads and 11 spill stores, and 486 instructions in
+#: the staging loop, against 231 registers, no spills and 457 outlined (229 registers and no spills with
+#: SPLIT_COOP_LOW_RUNG on). Not the spills alone: with the tie rung inlined and the others outlined (218 registers, no
+#: spills) the decode cells were as slow as with all inlined, and ncu counted instruction-fetch stalls there that the
+#: outlined kernel does not have (H200, entry 54). Measured on the H200 (NOTES entry 54, ``probe_sample.py``,
+#: interleaved, every output exact; inlined / the three ladder paths outlined (session 46) / all five outlined, us): 1 x
+#: 131075 K=2048 19.8 / 17.5 / 16.2, 8 x 131075 K=2048 27.5 / 24.1 / 23.0, 4 x 65536 K=1024 22.7 / 18.8 / 18.7, 1 x
+#: 16387 K=2048 16.4 / 15.6 / 15.3; the varlen batch of 16 rows 29.1 -> 26.9 and 2 x 131075 18.8 -> 17.4 from three to
+#: five. Rows that take the tie rung are slower outlined (one all-equal 131075-column row 20.0 / 26.5 / 25.1 us; on an
+#: H100 at 8 rows 10-18%, entry 53), still faster than ``torch.topk`` (62-75 us).
 SPLIT_COOP_OUTLINE = 1
 #: Bits (2**bits bins) of the cooperative form's row histogram. Counted by atomics while staging (WINDOW), so more
 #: bins cost no more per staged score (the atomics spread over more addresses) and only a few more words per thread
