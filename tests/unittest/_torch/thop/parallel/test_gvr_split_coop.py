@@ -539,13 +539,12 @@ def test_rare_paths_inlined_or_outlined(outline, low_rung, every_sampled_key, un
     assert torch.equal(_tie_counts(ws, 1, plan.split)[0], _share_ties(x[0], n, k, plan)), "the tie rung did not run"
 
 
-def test_short_rows_and_radix_bins_inlined_or_outlined(outline, monkeypatch):
+@pytest.mark.parametrize("rank_max", [2], indirect=True)
+def test_short_rows_and_radix_bins_inlined_or_outlined(outline, rank_max):
     """The cooperative kernel's two other rare paths, in both settings of ``tuning.SPLIT_COOP_OUTLINE``, in one
     launch: rows no longer than K (their part 0 writes them whole) and crossing bins past the all-pairs rank
     (SPLIT_COOP_RANK_MAX 2 sends a bin of 3 or more candidates to the finisher's radix select; the host mirror
     checks that the long rows' bins do); exact, the scratch at rest."""
-    monkeypatch.setattr(tuning, "SPLIT_COOP_RANK_MAX", 2)
-    api.clear_launch_cache()
     n, k = 20000, 2048
     lens = [n, k, 100, n]
     x = _rows("ties", len(lens), n, k, seed=29)
