@@ -91,6 +91,13 @@ def kernels_interpreted() -> bool:
 
 #: The ballot itself is PTX; the interpreter computes the same ranks with a scan (``_lane_rank``).
 BALLOT_ASM = tl.constexpr(bool(tuning.STAGE_BALLOT) and not kernels_interpreted())
+#: Reductions of several operands at once (``tl.reduce`` over a tuple with a combine function of ours) are one block
+#: reduction on the GPU, but the interpreter runs them one element at a time in Python: three quarters of an
+#: interpreted 8 x 33000 call went there (NOTES entry 56). Under the interpreter the helpers that use one
+#: (``_minmax``, ``_crossing_bin``, ``_count_tiles``, the sample's bracket, the staging's admitted span) take the
+#: same values from one plain reduction per operand, which it runs vectorised; the GPU build keeps the tuple form.
+#: ``test_gvr_staging.py`` runs both forms through the interpreter and compares them.
+PLAIN_REDUCE = tl.constexpr(kernels_interpreted())
 
 
 @triton.jit
@@ -188,13 +195,26 @@ def _minmax_top_combine(a_lo, a_hi, a_top, b_lo, b_hi, b_top):
 @triton.jit
 def _minmax(keys, mask):
     """(min, max) of ``keys[mask]`` in one block reduction (two separate reductions cost two barrier rounds)."""
-    return tl.reduce((tl.where(mask, keys, 0xFFFFFFFF), tl.where(mask, keys, 0)), 0, _minmax_combine)
+    if PLAIN_REDUCE:
+        return tl.min(tl.where(mask, keys, 0xFFFFFFFF), 0), tl.max(tl.where(mask, keys, 0), 0)
+    else:
+        return tl.reduce((tl.where(mask, keys, 0xFFFFFFFF), tl.where(mask, keys, 0)), 0, _minmax_combine)
 
 
 @triton.jit
 def _pick_higher_bin(a_bin, a_above, a_in, b_bin, b_above, b_in):
     take_a = a_bin >= b_bin
     return tl.where(take_a, a_bin, b_bin), tl.where(take_a, a_above, b_above), tl.where(take_a, a_in, b_in)
+
+
+@triton.jit
+def _pick_bin_plain(bins, cand, above, in_b):
+    """``tl.reduce((cand, above, in_b), 0, _pick_higher_bin)`` for ``cand`` = ``bins`` or -1 (the highest candidate
+    bin with its two counts) as one plain reduction per operand, for the interpreter (``PLAIN_REDUCE``). With no
+    candidate (-1 everywhere) both return bin 0's counts."""
+    b = tl.max(cand, 0)
+    at = bins == tl.maximum(b, 0)
+    return b, tl.sum(tl.where(at, above, 0), 0), tl.sum(tl.where(at, in_b, 0), 0)
 
 
 @triton.jit
@@ -207,7 +227,10 @@ def _crossing_bin(hist, need, NBINS: tl.constexpr):
     bins = tl.arange(0, NBINS)
     at_or_above = tl.cumsum(hist, 0, reverse=True)
     ok = at_or_above >= need
-    b, above, in_b = tl.reduce((tl.where(ok, bins, -1), at_or_above - hist, hist), 0, _pick_higher_bin)
+    if PLAIN_REDUCE:
+        b, above, in_b = _pick_bin_plain(bins, tl.where(ok, bins, -1), at_or_above - hist, hist)
+    else:
+        b, above, in_b = tl.reduce((tl.where(ok, bins, -1), at_or_above - hist, hist), 0, _pick_higher_bin)
     return b, above, in_b
 
 
@@ -221,7 +244,10 @@ def _crossing_bin_counted(hist, count, need, NBINS: tl.constexpr):
     at_or_above = tl.where(bins == 0, count, scan)
     in_b = tl.where(bins == 0, count - scan, hist)
     ok = at_or_above >= need
-    b, above, in_b = tl.reduce((tl.where(ok, bins, -1), at_or_above - in_b, in_b), 0, _pick_higher_bin)
+    if PLAIN_REDUCE:
+        b, above, in_b = _pick_bin_plain(bins, tl.where(ok, bins, -1), at_or_above - in_b, in_b)
+    else:
+        b, above, in_b = tl.reduce((tl.where(ok, bins, -1), at_or_above - in_b, in_b), 0, _pick_higher_bin)
     return b, above, in_b
 
 
@@ -259,9 +285,17 @@ def _minmax_tiles(keys, mask, tkeys, tmask, TAIL: tl.constexpr):
 def _count_tiles(a0, a1, t0, t1, TAIL: tl.constexpr):
     """(count of mask ``a0``, count of mask ``a1``) over a tile and its tail tile (masks ``t0``, ``t1``; unused when
     ``TAIL`` is 0), in one reduction per tile."""
-    n0, n1 = tl.reduce((a0.to(tl.int32), a1.to(tl.int32)), 0, _add_pair)
+    if PLAIN_REDUCE:
+        n0 = tl.sum(a0.to(tl.int32), 0)
+        n1 = tl.sum(a1.to(tl.int32), 0)
+    else:
+        n0, n1 = tl.reduce((a0.to(tl.int32), a1.to(tl.int32)), 0, _add_pair)
     if TAIL > 0:
-        m0, m1 = tl.reduce((t0.to(tl.int32), t1.to(tl.int32)), 0, _add_pair)
+        if PLAIN_REDUCE:
+            m0 = tl.sum(t0.to(tl.int32), 0)
+            m1 = tl.sum(t1.to(tl.int32), 0)
+        else:
+            m0, m1 = tl.reduce((t0.to(tl.int32), t1.to(tl.int32)), 0, _add_pair)
         n0 += m0
         n1 += m1
     return n0, n1
@@ -450,7 +484,12 @@ def _sample_bracket(row_ptr, n, rank, SAMPLE: tl.constexpr, GROUP: tl.constexpr,
         finite = tl.max(tl.reshape(finite, [SAMPLE // NKEYS, NKEYS]), 0)
         rank = _maxima_rank(rank, SAMPLE, NKEYS)
     # One block reduction for all three (each is a barrier round across the program's warps on its critical path).
-    lo, hi, top = tl.reduce((keys, keys, finite), 0, _minmax_top_combine)
+    if PLAIN_REDUCE:
+        lo = tl.min(keys, 0)
+        hi = tl.max(keys, 0)
+        top = tl.max(finite, 0)
+    else:
+        lo, hi, top = tl.reduce((keys, keys, finite), 0, _minmax_top_combine)
     if (SAMPLE_LOW_GROUPS > 0) and (SAMPLE_LOW_GROUPS < NKEYS):
         # The first window starts at the smallest of G group maxima (group j: lanes j, j + G, ...) when rank <= G:
         # G distinct keys reach it, so the rank-th largest does too, and the window holds only the sample's upper
@@ -1136,7 +1175,11 @@ def _stage_share_prefetched(x0, row_ptr, start, end, thr, count_ptr, slot_keys, 
             tl.atomic_add(hist_ptr + digit, tl.full([TILE], 1, tl.int32), mask=in_slot & (digit > 0), sem="relaxed")
         x = ahead
     if SPAN:
-        lo, hi = tl.reduce((tl.reshape(lo, [TILE]), tl.reshape(hi, [TILE])), 0, _minmax_combine)
+        if PLAIN_REDUCE:
+            lo = tl.min(tl.reshape(lo, [TILE]), 0)
+            hi = tl.max(tl.reshape(hi, [TILE]), 0)
+        else:
+            lo, hi = tl.reduce((tl.reshape(lo, [TILE]), tl.reshape(hi, [TILE])), 0, _minmax_combine)
     return lo, hi
 
 
