@@ -13,9 +13,9 @@ import torch
 pytestmark = pytest.mark.gvr_topk
 
 EXAMPLES = Path(__file__).resolve().parents[5] / "examples"
-#: Seconds a script may run: a guard against a hang, not a speed check (speed lives in the benchmarks). The
-#: interpreter's time varies with the host: on one 2-core CI host the default decode example took 240 s and the
-#: CPU deployment switch 496 s, twice what another took (benchmarks/NOTES.md, entry 49).
+#: Seconds a script may run: a guard against a hang, not a speed check (speed lives in the benchmarks). Each CPU
+#: script takes seconds through the interpreter since its tuple reductions became plain ones (NOTES entry 56; it
+#: was 180-500 s); the interpreter's time varies with the host, so the guard stays wide.
 TIMEOUT = 900
 
 
@@ -52,9 +52,7 @@ def test_decode_example_v4_cpu():
 
 
 def test_deployment_switch_cpu():
-    # Two requests per phase: every mode and phase is still exercised, at two thirds of the interpreter time
-    # (~150 s with three on a 2-core CPU, which timed out on a loaded GPU host).
-    rc, out, err = _run("deployment_switch.py", "--device", "cpu", "--requests", "2", "--steady-steps", "2")
+    rc, out, err = _run("deployment_switch.py", "--device", "cpu")
     _assert_pass(rc, out, err)
     lines = {ln.split()[0]: ln.split() for ln in out.splitlines() if ln.split()[:1] in (["hinted"], ["hint_free"],
                                                                                         ["dropped_arena"])}

@@ -11,8 +11,8 @@ K comes from a small fixed set and the row width from a few envelopes.
 
 Environment:
 
-* ``GVR_FUZZ_CASES``: number of cases (default 48 on CPU, where the kernels run in Triton's interpreter, and 2000
-  on a GPU).
+* ``GVR_FUZZ_CASES``: number of cases (default 240 on CPU, where the kernels run in Triton's interpreter, and
+  2000 on a GPU).
 * ``GVR_FUZZ_SEED``: master seed (default 20260101).
 * ``GVR_FUZZ_REPORT``: path of a JSON summary (cases, mismatches, coverage counts, failing cases).
 * ``GVR_FUZZ_ONLY``: ``"<config seed>:<case seed>"`` replays one case (printed with every failure).
@@ -495,7 +495,7 @@ def test_fuzz_exact(monkeypatch):
     for name, value in tuning_overrides(os.environ.get("GVR_FUZZ_TUNING"), "GVR_FUZZ_TUNING").items():
         monkeypatch.setattr(tuning, name, value)
     gvr_topk.clear_launch_cache()  # plans and launch arguments rebuilt under the values in force
-    default = 2000 if ON_GPU else 48
+    default = 2000 if ON_GPU else 240
     n = _env_int("GVR_FUZZ_CASES", default)
     seed = _env_int("GVR_FUZZ_SEED", 20260101)
     report = os.environ.get("GVR_FUZZ_REPORT")
