@@ -67,7 +67,8 @@ def _worker(rank: int, port: int, out_dir: str, device: str) -> None:
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     # A rank stuck in a collective prints where it is instead of waiting silently. The dump reads the other threads'
     # frames while they run, and it has crashed a rank (SIGSEGV) that was only busy: under the Triton interpreter a
-    # configuration takes minutes (CI, 2 cores: over 120 s), so on the CPU it waits well past any normal step.
+    # configuration took minutes before NOTES entry 56 (CI, 2 cores: over 120 s; the whole test now ~20 s), and hosts
+    # vary, so on the CPU it waits well past any normal step.
     faulthandler.dump_traceback_later(120 if device == "cuda" else 900, repeat=True)
     # Two ranks share the host: without a cap each would start one compute thread per core and the host-side input
     # generation crawls (seen on 2 x H200: over 2 minutes in _inputs).

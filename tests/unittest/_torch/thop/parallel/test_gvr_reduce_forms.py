@@ -7,8 +7,9 @@ form through the interpreter too (``PLAIN_REDUCE`` switched off for the test, th
 call) and require both forms to agree with each other and with host references:
 
 * the helpers on their own, at tile sizes the interpreter's per-element reduction runs in a second or two;
-* one small call per kernel family (every kernel that reaches a tuple reduction: the register tile's radix levels,
-  the sample threshold, the streaming family's staging and select, the split family's cooperative window), exact.
+* one small call per kernel family, exact: together they reach every tuple reduction (the register tile's radix
+  levels, the sample threshold, the staged select's crossing bins, the cooperative split form's row histogram over
+  the sample's window and, with ``tuning.SPLIT_COOP_WINDOW`` off, over the admitted span).
 
 Interpreter only: the GPU build always compiles the tuple form, which the rest of the suite runs there.
 """
@@ -154,10 +155,12 @@ def test_helpers_agree_in_both_forms(seed, masked, plain_reduce):
         assert r["top"] == int(sampled[sampled < 0xFF800000].max()), "window top: the largest finite sampled key"
 
 
-@pytest.mark.parametrize("family,rows,n", [("reg", 3, 3000), ("stream", 2, 9000), ("split", 1, 40000)])
-def test_families_exact_in_both_forms(family, rows, n, plain_reduce):
+@pytest.mark.parametrize("family,rows,n,window", [("reg", 3, 3000, 1), ("stream", 2, 9000, 1),
+                                                 ("split", 1, 40000, 1), ("split", 1, 40000, 0)])
+def test_families_exact_in_both_forms(family, rows, n, window, plain_reduce, monkeypatch):
     """One call per family with each form: both exact, with the same indices (the forms compute the same values,
-    so every decision is the same)."""
+    so every decision is the same). ``window``: ``tuning.SPLIT_COOP_WINDOW`` (0: the staging's admitted span)."""
+    monkeypatch.setattr(tuning, "SPLIT_COOP_WINDOW", window)
     k = 64
     g = torch.Generator().manual_seed(n)
     x = torch.randn(rows, n, generator=g)
