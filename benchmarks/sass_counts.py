@@ -1,12 +1,13 @@
 """Developer probe, no GPU: sm_90 instruction counts of the streaming and split kernels (NOTES entry 14).
 
-    python benchmarks/sass_counts.py [NAME ...] [CONSTEXPR=VALUE ...]
+    python benchmarks/sass_counts.py [NAME ...] [CONSTEXPR=VALUE ...] [--by-function]
         (default: every kernel; names: stage stage_dense stage_sparse stage_late split split_long split_balance
         select select_many select_accept2 select_accept3 select_accept2_short
         select_accept2_short_small_bins select_ladder select_looped threshold coop coop_window coop_balance;
         CONSTEXPR=VALUE replaces one of ``gvr_topk.kernels._common``'s module constexprs, e.g. SAMPLE_LEVELS=1,
         for this compile: the tuning values compiled into the kernels at import, which no launch argument sets;
-        or one of the launch constexprs below, e.g. SAMPLE_MAXIMA=512)
+        or one of the launch constexprs below, e.g. SAMPLE_MAXIMA=512; --by-function: also each kernel's
+        instructions by the Python function they were compiled from, the innermost one of the inlined calls)
 
 Compiles the staging, split, select and threshold kernels for sm_90 with ``triton.compile`` (constexprs of a
 131075-column, K=2048 launch), disassembles them with the ``nvdisasm`` that ships in Triton's wheel, and prints per
@@ -16,7 +17,9 @@ before (shuffles, shared-memory traffic, predicate spills). Run it under the Tri
 code (the H200 machine has Triton 3.6; a wheel of that version can be installed in a separate virtualenv).
 """
 
+import ast
 import collections
+import functools
 import os
 import re
 import subprocess
@@ -122,8 +125,9 @@ def _opcode(insn: str) -> str:
     return re.sub(r"^@!?U?P\w+\s+", "", insn).split()[0].split(".")[0]
 
 
-def compile_sass(kernel, constexprs: dict, warps: int, maxnreg: int):
-    """(sass text, registers) of ``kernel`` for sm_90."""
+def compile_sass(kernel, constexprs: dict, warps: int, maxnreg: int, line_info: bool = False):
+    """(sass text, registers) of ``kernel`` for sm_90; with ``line_info`` the text carries nvdisasm's source-line
+    comments (``//## File "...", line N``) from the line table Triton compiles in."""
     names = list(kernel.arg_names)
     const = {k: v for k, v in constexprs.items() if k in names}
     sig = {}
@@ -144,7 +148,8 @@ def compile_sass(kernel, constexprs: dict, warps: int, maxnreg: int):
     with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as fh:
         fh.write(compiled.asm["cubin"])
     try:
-        sass = subprocess.run([_bin("nvdisasm"), "-c", fh.name], capture_output=True, text=True, check=True).stdout
+        flags = ["-c", "-g"] if line_info else ["-c"]
+        sass = subprocess.run([_bin("nvdisasm"), *flags, fh.name], capture_output=True, text=True, check=True).stdout
         usage = subprocess.run([_bin("cuobjdump"), "-res-usage", fh.name], capture_output=True, text=True).stdout
     finally:
         os.unlink(fh.name)
@@ -175,8 +180,45 @@ def staging_loops(sass: str) -> list:
     return loops
 
 
+@functools.lru_cache(maxsize=None)
+def _functions(path: str) -> tuple:
+    """(first line, last line, name) of every function defined in the Python file at ``path``."""
+    try:
+        tree = ast.parse(open(path).read())
+    except (OSError, SyntaxError):
+        return ()
+    return tuple((f.lineno, f.end_lineno, f.name) for f in ast.walk(tree) if isinstance(f, ast.FunctionDef))
+
+
+def _function_at(path: str, line: int) -> str:
+    """Name of the innermost function of ``path`` that holds ``line`` ("?" outside any)."""
+    inside = [(first, name) for first, last, name in _functions(path) if first <= line <= last]
+    return max(inside)[1] if inside else "?"
+
+
+_LINE = re.compile(r'//## File "([^"]+)", line (\d+)')
+
+
+def by_function(sass: str) -> collections.Counter:
+    """Instructions of ``sass`` (from ``compile_sass(..., line_info=True)``) per Python function they were compiled
+    from: each instruction goes to the function holding the source line last named before it. Inlined helpers count
+    as themselves (the line is the innermost call's), and Triton's own functions (``cumsum``, the combine functions
+    of its reductions) by their names in Triton's sources."""
+    counts = collections.Counter()
+    where = "?"
+    for line in sass.splitlines():
+        m = _LINE.search(line)
+        if m:
+            where = _function_at(m.group(1), int(m.group(2)))
+        elif _INSN.match(line):
+            counts[where] += 1
+    return counts
+
+
 def main(argv=None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    per_function = "--by-function" in args
+    args = [a for a in args if a != "--by-function"]
     wanted = {a for a in args if "=" not in a}
     overrides = dict(a.split("=", 1) for a in args if "=" in a)
     launch = {k: int(v) for k, v in overrides.items() if k in BASE}
@@ -197,12 +239,16 @@ def main(argv=None) -> int:
         if wanted and name not in wanted:
             continue
         t0 = time.perf_counter()
-        sass, regs = compile_sass(kernel, dict(BASE, **extra, **launch), warps, maxnreg)
+        sass, regs = compile_sass(kernel, dict(BASE, **extra, **launch), warps, maxnreg, line_info=per_function)
         print(f"{name:10s} compiled in {time.perf_counter() - t0:.1f} s")
         ops = collections.Counter(_opcode(m.group(1)) for m in map(_INSN.match, sass.splitlines()) if m)
         watch = " ".join(f"{k} {ops[k]}" for k in WATCH)
         print(f"{name:10s} warps {warps:2d} regs {regs:3d} instructions {sum(ops.values()):6d} "
               f"staging loop(s) [{', '.join(staging_loops(sass))}]  [{watch}]")
+        if per_function:
+            counts = by_function(sass)
+            total = max(sum(counts.values()), 1)
+            print("  " + ", ".join(f"{f} {v} ({100 * v / total:.0f}%)" for f, v in counts.most_common(12)))
     return 0
 
 

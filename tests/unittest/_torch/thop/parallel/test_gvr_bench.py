@@ -712,6 +712,31 @@ print("compiled")
     assert out.returncode == 0 and "compiled" in out.stdout, out.stderr[-2000:]
 
 
+def test_sass_counts_by_function(tmp_path):
+    """benchmarks/sass_counts.py --by-function: instructions go to the innermost Python function of the source line
+    nvdisasm names before them (checked on a made-up listing), and the threshold kernel compiles for sm_90 with its
+    line table, most of its code in the sample threshold (in a subprocess without TRITON_INTERPRET)."""
+    src = tmp_path / "kernels.py"
+    src.write_text("def outer(x):\n    def inner(y):\n        return y\n    return inner(x)\n")
+    insn = "        /*{:04x}*/                   MOV R1, R2 ;"
+    listing = "\n".join([insn.format(0), f'        //## File "{src}", line 3', insn.format(16), insn.format(32),
+                          f'        //## File "{src}", line 4', insn.format(48), f'        //## File "{src}", line 9',
+                          insn.format(64)])
+    sass_counts = _bench_script("sass_counts")
+    assert sass_counts.by_function(listing) == {"?": 2, "inner": 2, "outer": 1}
+
+    bench = Path(__file__).resolve().parents[5] / "benchmarks"
+    env = {key: v for key, v in os.environ.items() if key != "TRITON_INTERPRET"}
+    env["PYTHONPATH"] = os.pathsep.join([str(bench.parent), env.get("PYTHONPATH", "")])
+    env["TRITON_CACHE_DIR"] = str(tmp_path / "cache")
+    p = subprocess.run([sys.executable, str(bench / "sass_counts.py"), "threshold", "--by-function"], env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    total = int(re.search(r"instructions\s+(\d+)", p.stdout).group(1))
+    top = re.search(r"^  _sample_bracket (\d+) ", p.stdout, re.M)
+    assert top and 0.5 * total < int(top.group(1)) <= total, p.stdout
+
+
 def test_variant_probe_counts_without_running_and_compiles_one(tmp_path):
     """benchmarks/probe_variants.py (host only): the warm-up's launches are recorded, not run, and counted once per
     compile key; the streaming family's batch sizes (64-512 requests of next_n rows) share one stage variant and one
