@@ -50,7 +50,8 @@ def _rowmax_kernel(
     if arrived == split - 1:
         key = tl.atomic_xchg(key_ptr, 0, sem="acq_rel")
         tl.atomic_xchg(slot + 1, 0, sem="relaxed")
-        # Invert _order_key: keys with the top bit set came from non-negative floats.
-        bits = tl.where(key >= 0x80000000, key ^ 0x80000000, ~key)
+        # Invert _order_key: keys with the top bit set came from non-negative floats. (An xor, not ~key: Triton
+        # 3.6's interpreter builds ~'s all-ones operand from -1, which NumPy 2 refuses for uint32.)
+        bits = tl.where(key >= 0x80000000, key ^ 0x80000000, key ^ 0xFFFFFFFF)
         val = tl.where(key == 0, float("-inf"), bits.to(tl.float32, bitcast=True))
         tl.store(out_ptr + row, val)
