@@ -95,8 +95,9 @@ BALLOT_ASM = tl.constexpr(bool(tuning.STAGE_BALLOT) and not kernels_interpreted(
 #: reduction on the GPU, but the interpreter runs them one element at a time in Python: three quarters of an
 #: interpreted 8 x 33000 call went there (NOTES entry 56). Under the interpreter the helpers that use one
 #: (``_minmax``, ``_crossing_bin``, ``_count_tiles``, the sample's bracket, the staging's admitted span) take the
-#: same values from one plain reduction per operand, which it runs vectorised; the GPU build keeps the tuple form.
-#: ``test_gvr_staging.py`` runs both forms through the interpreter and compares them.
+#: same values from one plain reduction per operand, which it runs vectorised. The GPU build keeps the tuple form
+#: on its original source lines: moved into helpers of their own, it compiled to other SASS through the source
+#: locations alone. ``test_gvr_reduce_forms.py`` runs both forms through the interpreter and compares them.
 PLAIN_REDUCE = tl.constexpr(kernels_interpreted())
 
 
